@@ -1,0 +1,28 @@
+#pragma once
+/** @file Block permutation kernels (the SORT4 family of NWChem's TCE), and their reference twin.
+ *
+ * Kernel contract (see also AGENTS.md):
+ *  - Update:  dst = beta * dst + alpha * transpose(src, axes), where axis j of dst is axis axes[j]
+ *    of src. Both arrays are dense and row-major; dst's extents are src_extents[axes[j]].
+ *  - rank 0..max_rank; extents may be 1; an extent of 0 makes the call a no-op.
+ *  - src and dst must not overlap. No alignment is assumed.
+ *  - Thread safety: none needed; the kernel touches only its arguments.
+ *  - beta == 0 overwrites dst without reading it (NaNs in dst are not propagated).
+ */
+#include "tilecc/types.hpp"
+
+namespace tilecc::kernels {
+
+/** The fast kernel: fuses axes that stay adjacent, copies contiguous runs when the innermost
+ * axis is unchanged, and otherwise transposes in cache-sized 2-D tiles. */
+void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha, const double* src,
+             double beta, double* dst);
+
+/** The plain, obviously correct twin: one loop over every element. */
+void permute_reference(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
+                       const double* src, double beta, double* dst);
+
+/** Name of the kernel set compiled in, for `tilecc info`. */
+const char* permute_kernel_name();
+
+}  // namespace tilecc::kernels

@@ -1,0 +1,126 @@
+#pragma once
+/** @file ContractionPlan: the inspector. A contraction C[lc] += alpha * A[la] * B[lb] becomes a list
+ * of tasks, one per canonical non-zero output block, each with the non-zero block products that
+ * feed it. The plan depends on the operands' shapes only, so one plan serves every execution on
+ * tensors of the same shapes (every CC iteration).
+ */
+#include <string>
+#include <vector>
+
+#include "tilecc/shape.hpp"
+
+namespace tilecc {
+
+using LabelList = std::vector<std::string>;
+
+/** A tensor's shape with the labels of its indices in an expression, and its name for messages. */
+struct Operand {
+  ShapePtr shape;
+  LabelList labels;
+  std::string name;
+};
+
+/**
+ * The tasks of C[lc] += alpha * A[la] * B[lb].
+ *
+ * Labels in A and C are rows (M), labels in B and C columns (N), labels in A and B are summed (K).
+ * Rules, each enforced with a clear error: labels are unique within an operand; every label has
+ * one space wherever it appears; every output label comes from exactly one operand (no batched /
+ * Hadamard labels); every operand label is either summed or in the output (no traces).
+ *
+ * What the inspector saves:
+ *  - only canonical output blocks become tasks, and only non-zero (A block, B block) pairs
+ *    become products (null tasks and zero blocks cost nothing);
+ *  - summed labels that both operands treat symmetrically (the group H of label permutations
+ *    realised by a symmetry of A and, with the same sign, of B) are summed over one tile tuple per
+ *    H-orbit, weighted by the orbit's size: 0.5 * t[ijcd] v[abcd] runs over tile(c) <= tile(d)
+ *    only. If a permutation in both groups has opposite signs the contraction is zero and the
+ *    plan has no tasks;
+ *  - each product is one GEMM; an operand is permuted into GEMM layout only when its stored block
+ *    cannot be used in place (possibly transposed), and the result goes straight into the output
+ *    block whenever the output's index order is rows-then-columns (or columns-then-rows).
+ *
+ * @code
+ *   ContractionPlan plan({r2, {"i","j","a","b"}, "r2"}, {t2, {"i","j","c","d"}, "t2"},
+ *                        {v, {"a","b","c","d"}, "v"});
+ *   plan.executed_flops() / plan.dense_flops();   // the fraction symmetry leaves to do
+ * @endcode
+ */
+class ContractionPlan {
+ public:
+  /** How to read one operand block as a GEMM matrix. */
+  struct OperandLayout {
+    bool permute = false;  ///< copy into scratch as stored.transpose(axes) first
+    bool trans = false;    ///< (in place) the stored block is the transposed matrix
+    Axes axes{};
+  };
+  struct Recipe {
+    OperandLayout a, b;
+  };
+  struct Product {
+    slot_t a_slot = 0, b_slot = 0;
+    std::int32_t recipe = 0;
+    double scale = 1.0;  ///< signs of both operand blocks times the H-orbit weight
+    extent_t k = 0;
+  };
+  struct Task {
+    slot_t c_slot = 0;
+    std::int64_t first = 0, last = 0;  ///< products [first, last)
+    extent_t m = 0, n = 0;
+    double flops = 0.0;
+  };
+  /** Where GEMM results go: straight into C (rows-then-columns), into C computing C^T = B^T A^T
+   *  (columns-then-rows), or into scratch R[M, N] that is permuted into C once per task. */
+  enum class Output { direct, transposed, buffered };
+
+  ContractionPlan(Operand c, Operand a, Operand b);
+
+  const Operand& c() const { return c_; }
+  const Operand& a() const { return a_; }
+  const Operand& b() const { return b_; }
+
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<Product>& products() const { return products_; }
+  const std::vector<Recipe>& recipes() const { return recipes_; }
+  /** Estimated cost of each task, in the order of tasks() (for the scheduling policy). */
+  const std::vector<double>& task_costs() const { return costs_; }
+  Output output() const { return output_; }
+  /** For Output::buffered: C = R.transpose(output_axes()). */
+  const Axes& output_axes() const { return output_axes_; }
+  /** For Output::buffered: position in C of each axis of R. */
+  const std::vector<int>& output_positions() const { return r_positions_; }
+
+  /** 2 * prod(label extents): the flops of the dense contraction without any symmetry. */
+  double dense_flops() const { return dense_flops_; }
+  /** Flops of the GEMMs this plan runs. */
+  double executed_flops() const { return executed_flops_; }
+  /** True when a symmetry shared by A and B makes the whole contraction vanish. */
+  bool zero_by_symmetry() const { return zero_by_symmetry_; }
+  /** Size of the summed-label symmetry group used (1 when none). */
+  int summed_symmetry_order() const { return summed_symmetry_order_; }
+  /** Largest scratch one worker needs (permuted A + permuted B + R), in bytes. */
+  extent_t scratch_bytes_per_worker() const { return scratch_bytes_; }
+  std::int64_t num_products() const { return static_cast<std::int64_t>(products_.size()); }
+  std::int64_t permuted_operands() const { return permuted_operands_; }
+  double inspector_seconds() const { return inspector_seconds_; }
+  std::string summary() const;
+
+ private:
+  void build();
+
+  Operand c_, a_, b_;
+  std::vector<Task> tasks_;
+  std::vector<Product> products_;
+  std::vector<Recipe> recipes_;
+  std::vector<double> costs_;
+  Output output_ = Output::direct;
+  Axes output_axes_{};
+  std::vector<int> r_positions_;
+  double dense_flops_ = 0.0, executed_flops_ = 0.0, inspector_seconds_ = 0.0;
+  bool zero_by_symmetry_ = false;
+  int summed_symmetry_order_ = 1;
+  extent_t scratch_bytes_ = 0;
+  std::int64_t permuted_operands_ = 0;
+};
+
+}  // namespace tilecc

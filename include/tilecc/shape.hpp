@@ -1,0 +1,108 @@
+#pragma once
+/** @file BlockShape: which blocks of a tensor are non-zero, and which of them are stored. */
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tilecc/space.hpp"
+#include "tilecc/symmetry.hpp"
+
+namespace tilecc {
+
+using SpacePtr = std::shared_ptr<const IndexSpace>;
+
+/** Where to find one block of a tensor: block = sign * stored(slot).transpose(axes), i.e. axis j
+ * of the block is axis axes[j] of the stored canonical block. */
+struct BlockRef {
+  slot_t slot = -1;
+  Axes axes{};
+  int sign = 1;
+};
+
+/**
+ * The block structure of a tensor: its index spaces, its permutational symmetry group, and the
+ * list of canonical non-zero blocks that are stored.
+ *
+ * A block (t_0, ..., t_{n-1}) (one tile per index) can be non-zero only if
+ *  - spin is conserved:  sum_k side_k * sz(t_k) == 0, where side_k = +1 for a bra (upper, creation)
+ *    index, -1 for a ket index, 0 for an index without spin bookkeeping; by default the first half
+ *    of the indices of an even-rank tensor are bra and the second half ket (t_ij^ab, <pq||rs>);
+ *    chemists' notation (pq|rs) is sides (+1, -1, +1, -1);
+ *  - the point group allows it: irrep(t_0) XOR ... XOR irrep(t_{n-1}) == target irrep (0, the
+ *    totally symmetric irrep, for every tensor of a closed-shell or high-spin energy calculation).
+ * Of each orbit of non-zero blocks under the permutation group, only the lexicographically
+ * smallest tile tuple is stored (its canonical block); a block mapped to itself by a non-trivial
+ * element (a "diagonal" block such as tile(i) == tile(j) of an antisymmetric pair) is stored whole,
+ * and its elements obey that element's symmetry.
+ *
+ * @code
+ *   auto o = std::make_shared<IndexSpace>(occ_orbitals, 8, "o", SpaceKind::occupied);
+ *   auto v = std::make_shared<IndexSpace>(vir_orbitals, 8, "v", SpaceKind::virtual_);
+ *   BlockShape t2({o, o, v, v}, PermutationGroup(4, {{{1,0,2,3}, -1}, {{0,1,3,2}, -1}}));
+ *   t2.num_blocks();   // canonical non-zero blocks only
+ * @endcode
+ */
+class BlockShape {
+ public:
+  BlockShape(std::vector<SpacePtr> spaces, PermutationGroup group, std::vector<int> spin_sides = {},
+             int irrep = 0);
+
+  int rank() const { return static_cast<int>(spaces_.size()); }
+  const IndexSpace& space(int k) const { return *spaces_[static_cast<std::size_t>(k)]; }
+  const SpacePtr& space_ptr(int k) const { return spaces_[static_cast<std::size_t>(k)]; }
+  const std::vector<SpacePtr>& spaces() const { return spaces_; }
+  const PermutationGroup& group() const { return group_; }
+  const std::vector<int>& spin_sides() const { return spin_sides_; }
+  int irrep() const { return irrep_; }
+
+  /** True when spin and point-group symmetry allow the block. */
+  bool allowed(const tile_t* tiles) const;
+  /** Where to read the block with these tiles, or nothing when the block is zero. */
+  std::optional<BlockRef> locate(const tile_t* tiles) const;
+  /** True when `tiles` is the smallest tuple of its orbit. */
+  bool is_canonical(const tile_t* tiles) const;
+
+  slot_t num_blocks() const { return static_cast<slot_t>(offsets_.size()) - 1; }
+  const tile_t* block_tiles(slot_t s) const { return &tiles_[static_cast<std::size_t>(s * rank())]; }
+  extent_t block_offset(slot_t s) const { return offsets_[static_cast<std::size_t>(s)]; }
+  extent_t block_size(slot_t s) const;
+  extent_t block_extent(slot_t s, int k) const { return space(k).tile(block_tiles(s)[k]).extent; }
+  /** Number of distinct blocks in the orbit of stored block s (|G| / |stabiliser|). */
+  int orbit_size(slot_t s) const { return orbit_sizes_[static_cast<std::size_t>(s)]; }
+
+  /** Elements held by the store (blocks padded to 64-byte alignment are not counted). */
+  extent_t stored_elements() const { return stored_elements_; }
+  /** Elements of the dense tensor, prod of space sizes. */
+  extent_t dense_elements() const;
+  /** Elements in non-zero blocks, every orbit counted in full (what a code without permutational
+   *  symmetry but with spin/point-group sparsity would store). */
+  extent_t nonzero_elements() const { return nonzero_elements_; }
+  /** Total storage the store allocates, padding included, in doubles. */
+  extent_t storage_doubles() const { return offsets_.back(); }
+
+  /** Same spaces, group, sides and irrep. */
+  bool operator==(const BlockShape& other) const;
+  std::string describe() const;
+
+ private:
+  void enumerate_blocks();
+  block_id_t block_id(const tile_t* tiles) const;
+
+  std::vector<SpacePtr> spaces_;
+  PermutationGroup group_;
+  std::vector<int> spin_sides_;
+  int irrep_;
+  std::vector<block_id_t> strides_;
+  std::vector<tile_t> tiles_;       // num_blocks x rank
+  std::vector<extent_t> offsets_;   // num_blocks + 1, in doubles, 64-byte aligned
+  std::vector<int> orbit_sizes_;
+  std::unordered_map<block_id_t, slot_t> slot_of_;
+  extent_t stored_elements_ = 0;
+  extent_t nonzero_elements_ = 0;
+};
+
+using ShapePtr = std::shared_ptr<const BlockShape>;
+
+}  // namespace tilecc

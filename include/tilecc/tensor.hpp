@@ -1,0 +1,41 @@
+#pragma once
+/** @file BlockTensor: spaces + shape + a store holding the canonical blocks only. */
+#include <memory>
+
+#include "tilecc/shape.hpp"
+#include "tilecc/store.hpp"
+
+namespace tilecc {
+
+/**
+ * A block-sparse tensor with permutational, spin and point-group symmetry. Only canonical
+ * non-zero blocks are stored (see BlockShape); every other block is read through
+ * BlockShape::locate. Tensors of the same shape share one BlockShape, which lets plans made for
+ * one be executed on the others.
+ *
+ * @code
+ *   BlockTensor t2(std::make_shared<BlockShape>(spaces, group));   // zero-initialised
+ *   double* b = t2.block(0);
+ * @endcode
+ */
+class BlockTensor {
+ public:
+  explicit BlockTensor(ShapePtr shape);
+
+  const BlockShape& shape() const { return *shape_; }
+  const ShapePtr& shape_ptr() const { return shape_; }
+  int rank() const { return shape_->rank(); }
+
+  double* block(slot_t s) { return store_->block(s); }
+  const double* block(slot_t s) const { return store_->block(s); }
+  const BlockStore& store() const { return *store_; }
+
+  /** Set every element to zero. */
+  void zero();
+
+ private:
+  ShapePtr shape_;
+  std::unique_ptr<BlockStore> store_;
+};
+
+}  // namespace tilecc

@@ -1,0 +1,106 @@
+// The BLAS, the kernels and the build, as `tilecc info` and the benchmarks see them.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <vector>
+
+#include "bindings.hpp"
+#include "tilecc/blas.hpp"
+#include "tilecc/build_info.hpp"
+#include "tilecc/error.hpp"
+#include "tilecc/kernels/permute.hpp"
+#include "tilecc/sched.hpp"
+
+namespace nb = nanobind;
+
+namespace tilecc::python {
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+using ArrayIn = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
+using ArrayOut = nb::ndarray<double, nb::c_contig, nb::device::cpu>;
+
+// permute(src, axes, alpha, beta, out) with out laid out as src.transpose(axes).
+void permute_array(ArrayIn src, const std::vector<int>& axes, double alpha, double beta,
+                   ArrayOut out, bool reference) {
+  const int rank = static_cast<int>(src.ndim());
+  TILECC_CHECK(rank <= max_rank && static_cast<int>(axes.size()) == rank &&
+                   static_cast<int>(out.ndim()) == rank,
+               "permute: axes must list every axis of the source once, with rank at most ",
+               max_rank, ".");
+  extent_t extents[max_rank];
+  Axes ax{};
+  std::vector<bool> seen(static_cast<std::size_t>(rank), false);
+  for (int k = 0; k < rank; ++k) {
+    extents[k] = static_cast<extent_t>(src.shape(static_cast<std::size_t>(k)));
+    ax[static_cast<std::size_t>(k)] = static_cast<std::int8_t>(axes[static_cast<std::size_t>(k)]);
+    TILECC_CHECK(axes[static_cast<std::size_t>(k)] >= 0 && axes[static_cast<std::size_t>(k)] < rank,
+                 "permute: axis ", axes[static_cast<std::size_t>(k)], " is out of range.");
+    TILECC_CHECK(!seen[static_cast<std::size_t>(axes[static_cast<std::size_t>(k)])],
+                 "permute: axis ", axes[static_cast<std::size_t>(k)], " is listed twice.");
+    seen[static_cast<std::size_t>(axes[static_cast<std::size_t>(k)])] = true;
+  }
+  for (int k = 0; k < rank; ++k)
+    TILECC_CHECK(static_cast<extent_t>(out.shape(static_cast<std::size_t>(k))) == extents[ax[static_cast<std::size_t>(k)]],
+                 "permute: the output's shape must be the source's shape permuted by axes.");
+  nb::gil_scoped_release release;
+  if (reference)
+    kernels::permute_reference(rank, extents, ax, alpha, src.data(), beta, out.data());
+  else
+    kernels::permute(rank, extents, ax, alpha, src.data(), beta, out.data());
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  m.def("version", &version);
+  m.def("build_flags", &build_flags);
+  m.def("permute_kernel_name", &kernels::permute_kernel_name);
+  m.def("policy_names", &policy_names);
+  m.def("cpu_features", &blas::cpu_features);
+  m.def("load_blas", [](const std::string& path) { blas::load(path); }, nb::arg("path"));
+  m.def("blas_loaded", &blas::loaded);
+  m.def("blas_info", [] {
+    const blas::Info& i = blas::info();
+    nb::dict d;
+    d["library"] = i.library;
+    d["vendor"] = i.vendor;
+    d["core"] = i.core;
+    d["config"] = i.config;
+    d["core_choice"] = i.core_choice;
+    return d;
+  });
+  m.def("dgemm_gflops",
+        [](extent_t n, int threads, int repeats) {
+          TILECC_CHECK(n > 0 && threads > 0 && repeats > 0, "dgemm_gflops needs positive n, threads and repeats.");
+          blas::ensure_loaded();
+          nb::gil_scoped_release release;
+          std::vector<double> a(static_cast<std::size_t>(n * n), 0.5), b(a), c(a);
+          blas::set_threads(threads);
+          blas::gemm(false, false, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+          const double t0 = now();
+          for (int r = 0; r < repeats; ++r)
+            blas::gemm(false, false, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+          const double seconds = (now() - t0) / repeats;
+          blas::set_threads(1);
+          return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / seconds * 1e-9;
+        },
+        nb::arg("n"), nb::arg("threads"), nb::arg("repeats"));
+  m.def("permute",
+        [](ArrayIn src, const std::vector<int>& axes, double alpha, double beta, ArrayOut out) {
+          permute_array(src, axes, alpha, beta, out, false);
+        },
+        nb::arg("src"), nb::arg("axes"), nb::arg("alpha"), nb::arg("beta"), nb::arg("out"));
+  m.def("permute_reference",
+        [](ArrayIn src, const std::vector<int>& axes, double alpha, double beta, ArrayOut out) {
+          permute_array(src, axes, alpha, beta, out, true);
+        },
+        nb::arg("src"), nb::arg("axes"), nb::arg("alpha"), nb::arg("beta"), nb::arg("out"));
+}
+
+}  // namespace tilecc::python

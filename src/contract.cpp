@@ -1,0 +1,92 @@
+#include "tilecc/contract.hpp"
+
+#include <algorithm>
+
+#include "detail/labels.hpp"
+#include "tilecc/blas.hpp"
+#include "tilecc/error.hpp"
+#include "tilecc/kernels/permute.hpp"
+
+namespace tilecc {
+namespace {
+
+void check_operand(const Operand& planned, const BlockTensor& t) {
+  TILECC_CHECK(planned.shape == t.shape_ptr() || *planned.shape == t.shape(), "tensor given for ",
+               detail::show(planned), " has shape ", t.shape().describe(),
+               " but the plan was made for ", planned.shape->describe(), "; make a new plan.");
+}
+
+// Pointer to the operand block as a GEMM matrix: in place, or permuted into scratch.
+const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTensor& t, slot_t slot,
+                     ScratchBuffer& scratch) {
+  const double* stored = t.block(slot);
+  if (!layout.permute) return stored;
+  const BlockShape& shape = t.shape();
+  extent_t extents[max_rank];
+  for (int k = 0; k < shape.rank(); ++k) extents[k] = shape.block_extent(slot, k);
+  double* buf = scratch.get(shape.block_size(slot));
+  kernels::permute(shape.rank(), extents, layout.axes, 1.0, stored, 0.0, buf);
+  return buf;
+}
+
+}  // namespace
+
+ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTensor& a,
+                       const BlockTensor& b, BlockTensor& c, Executor& executor) {
+  check_operand(plan.a(), a);
+  check_operand(plan.b(), b);
+  check_operand(plan.c(), c);
+  TILECC_CHECK(&c != &a && &c != &b, "the output ", detail::show(plan.c()),
+               " is also an operand; write into a new tensor and copy it back.");
+  blas::ensure_loaded();
+  ContractStats stats;
+  const auto& tasks = plan.tasks();
+  const auto& products = plan.products();
+  const auto& recipes = plan.recipes();
+  const BlockShape& cs = c.shape();
+  const auto output = plan.output();
+
+  auto body = [&](task_id_t t, int worker) {
+    const ContractionPlan::Task& task = tasks[static_cast<std::size_t>(t)];
+    Workspace& ws = executor.workspace(worker);
+    double* cblock = c.block(task.c_slot);
+    double* target = cblock;
+    if (output == ContractionPlan::Output::buffered) {
+      target = ws.r.get(task.m * task.n);
+      std::fill_n(target, task.m * task.n, 0.0);
+    }
+    const extent_t m = task.m, n = task.n;
+    for (std::int64_t p = task.first; p < task.last; ++p) {
+      const ContractionPlan::Product& pr = products[static_cast<std::size_t>(p)];
+      const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
+      const extent_t k = pr.k;
+      const double* ma = matrix(r.a, a, pr.a_slot, ws.a);
+      const double* mb = matrix(r.b, b, pr.b_slot, ws.b);
+      const extent_t lda = r.a.trans ? m : k;
+      const extent_t ldb = r.b.trans ? k : n;
+      const double scale = alpha * pr.scale;
+      if (output == ContractionPlan::Output::transposed)
+        blas::gemm(!r.b.trans, !r.a.trans, n, m, k, scale, mb, ldb, ma, lda, 1.0, target, m);
+      else
+        blas::gemm(r.a.trans, r.b.trans, m, n, k, scale, ma, lda, mb, ldb, 1.0, target, n);
+    }
+    if (output == ContractionPlan::Output::buffered) {
+      extent_t extents[max_rank];
+      const auto& pos = plan.output_positions();
+      const tile_t* tiles = cs.block_tiles(task.c_slot);
+      for (std::size_t q = 0; q < pos.size(); ++q)
+        extents[q] = cs.space(pos[q]).tile(tiles[pos[q]]).extent;
+      kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, target, 1.0, cblock);
+    }
+  };
+  stats.run = executor.run(plan.task_costs(), body);
+  stats.flops = plan.executed_flops();
+  return stats;
+}
+
+RunStats run_empty_tasks(task_id_t tasks, Executor& executor) {
+  std::vector<double> costs(static_cast<std::size_t>(tasks), 1.0);
+  return executor.run(costs, [](task_id_t, int) {});
+}
+
+}  // namespace tilecc

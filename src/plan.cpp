@@ -1,0 +1,281 @@
+#include "tilecc/plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "detail/labels.hpp"
+#include "tilecc/error.hpp"
+
+namespace tilecc {
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+LabelList concat(const LabelList& x, const LabelList& y) {
+  LabelList r = x;
+  r.insert(r.end(), y.begin(), y.end());
+  return r;
+}
+
+// Labels carried by the axes of the stored block that `axes` reads: stored axis axes[j] carries
+// the operand's j-th label.
+LabelList stored_labels(const LabelList& labels, const Axes& axes) {
+  LabelList s(labels.size());
+  for (std::size_t j = 0; j < labels.size(); ++j) s[static_cast<std::size_t>(axes[j])] = labels[j];
+  return s;
+}
+
+// Axes that turn a block whose axes carry `from` into one whose axes carry `to`.
+Axes axes_between(const LabelList& from, const LabelList& to) {
+  Axes axes{};
+  for (std::size_t j = 0; j < to.size(); ++j)
+    axes[j] = static_cast<std::int8_t>(detail::find_label(from, to[j]));
+  return axes;
+}
+
+struct InPlace {
+  LabelList summed_order;
+  bool fixed_first;  // the stored block is [fixed..., summed...]
+};
+
+// Can a stored block whose axes carry `stored` be read in place as a matrix with the `fixed`
+// labels (in this order) on one side and all summed labels on the other?
+std::optional<InPlace> in_place(const LabelList& stored, const LabelList& fixed) {
+  const std::size_t nf = fixed.size(), n = stored.size();
+  if (std::equal(fixed.begin(), fixed.end(), stored.begin()))
+    return InPlace{LabelList(stored.begin() + static_cast<std::ptrdiff_t>(nf), stored.end()), true};
+  if (std::equal(fixed.begin(), fixed.end(), stored.begin() + static_cast<std::ptrdiff_t>(n - nf)))
+    return InPlace{LabelList(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(n - nf)), false};
+  return std::nullopt;
+}
+
+// Permutations of the summed labels (as maps of summed-label indices) that a symmetry element of
+// `op` realises while fixing its other labels, with that element's sign.
+std::map<std::vector<int>, int> summed_symmetries(const Operand& op, const LabelList& summed) {
+  std::map<std::vector<int>, int> found;
+  for (const SymmetryElement& g : op.shape->group().elements()) {
+    std::vector<int> rho(summed.size(), -1);
+    bool fixes_others = true;
+    for (std::size_t p = 0; p < op.labels.size(); ++p) {
+      const int from = detail::find_label(summed, op.labels[p]);
+      const auto gp = static_cast<std::size_t>(g.perm[p]);
+      if (from < 0) {
+        fixes_others = fixes_others && gp == p;
+        continue;
+      }
+      rho[static_cast<std::size_t>(from)] = detail::find_label(summed, op.labels[gp]);
+    }
+    if (fixes_others && std::find(rho.begin(), rho.end(), -1) == rho.end())
+      found.emplace(std::move(rho), g.sign);
+  }
+  return found;
+}
+
+}  // namespace
+
+ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b)
+    : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)) {
+  const double t0 = now();
+  detail::check_labels(c_);
+  detail::check_labels(a_);
+  detail::check_labels(b_);
+  for (std::size_t p = 0; p < c_.labels.size(); ++p) {
+    const std::string& l = c_.labels[p];
+    const int pa = detail::find_label(a_.labels, l), pb = detail::find_label(b_.labels, l);
+    TILECC_CHECK(pa >= 0 || pb >= 0, "output label '", l, "' of ", detail::show(c_),
+                 " appears in neither ", detail::show(a_), " nor ", detail::show(b_),
+                 "; every output label must come from an operand.");
+    TILECC_CHECK(pa < 0 || pb < 0, "label '", l, "' appears in ", detail::show(a_), ", ",
+                 detail::show(b_), " and the output ", detail::show(c_),
+                 "; batched (Hadamard) labels are not supported, so sum or keep each label once.");
+    if (pa >= 0) detail::check_same_space(l, a_, pa, c_, static_cast<int>(p));
+    if (pb >= 0) detail::check_same_space(l, b_, pb, c_, static_cast<int>(p));
+  }
+  for (const Operand* op : {&a_, &b_}) {
+    const Operand& other = op == &a_ ? b_ : a_;
+    for (std::size_t p = 0; p < op->labels.size(); ++p) {
+      const std::string& l = op->labels[p];
+      const int po = detail::find_label(other.labels, l);
+      TILECC_CHECK(po >= 0 || detail::find_label(c_.labels, l) >= 0, "label '", l, "' of ",
+                   detail::show(*op), " appears neither in ", detail::show(other),
+                   " nor in the output ", detail::show(c_), "; a summed label must appear in"
+                   " both operands.");
+      if (po >= 0 && op == &a_) detail::check_same_space(l, a_, static_cast<int>(p), b_, po);
+    }
+  }
+  build();
+  inspector_seconds_ = now() - t0;
+}
+
+void ContractionPlan::build() {
+  const BlockShape& sc = *c_.shape;
+  const BlockShape& sa = *a_.shape;
+  const BlockShape& sb = *b_.shape;
+  LabelList rows, cols, summed;  // M (C order), N (C order), K (A order)
+  for (const std::string& l : c_.labels)
+    (detail::find_label(a_.labels, l) >= 0 ? rows : cols).push_back(l);
+  for (const std::string& l : a_.labels)
+    if (detail::find_label(c_.labels, l) < 0) summed.push_back(l);
+
+  dense_flops_ = 2.0;
+  for (std::size_t p = 0; p < c_.labels.size(); ++p) dense_flops_ *= static_cast<double>(sc.space(static_cast<int>(p)).size());
+  for (const std::string& l : summed)
+    dense_flops_ *= static_cast<double>(sa.space(detail::find_label(a_.labels, l)).size());
+
+  if (c_.labels == concat(rows, cols)) {
+    output_ = Output::direct;
+  } else if (c_.labels == concat(cols, rows)) {
+    output_ = Output::transposed;
+  } else {
+    output_ = Output::buffered;
+    const LabelList r = concat(rows, cols);
+    for (const std::string& l : r) r_positions_.push_back(detail::find_label(c_.labels, l));
+    output_axes_ = axes_between(r, c_.labels);
+  }
+
+  // H: summed-label permutations realised by both operands. Opposite signs mean A*B sums to 0.
+  const auto ha = summed_symmetries(a_, summed), hb = summed_symmetries(b_, summed);
+  std::vector<std::vector<int>> h;
+  for (const auto& [rho, sign] : ha) {
+    auto it = hb.find(rho);
+    if (it == hb.end()) continue;
+    if (sign * it->second < 0) {
+      zero_by_symmetry_ = true;
+      return;
+    }
+    h.push_back(rho);
+  }
+  summed_symmetry_order_ = static_cast<int>(h.size());
+
+  // Where each operand index takes its tile from: an output position (>= 0) or summed label ~k.
+  auto sources = [&](const Operand& op) {
+    std::vector<int> src;
+    for (const std::string& l : op.labels) {
+      const int pc = detail::find_label(c_.labels, l);
+      src.push_back(pc >= 0 ? pc : ~detail::find_label(summed, l));
+    }
+    return src;
+  };
+  const std::vector<int> src_a = sources(a_), src_b = sources(b_);
+  std::vector<const IndexSpace*> summed_space;
+  for (const std::string& l : summed) summed_space.push_back(&sa.space(detail::find_label(a_.labels, l)));
+  const auto nk = summed.size();
+
+  std::map<std::uint64_t, std::int32_t> recipe_of;
+  auto recipe_for = [&](const Axes& axa, const Axes& axb) {
+    std::uint64_t key = 0;
+    for (int j = 0; j < sa.rank(); ++j) key = key * 8 + static_cast<std::uint64_t>(axa[static_cast<std::size_t>(j)]);
+    for (int j = 0; j < sb.rank(); ++j) key = key * 8 + static_cast<std::uint64_t>(axb[static_cast<std::size_t>(j)]);
+    if (auto it = recipe_of.find(key); it != recipe_of.end()) return it->second;
+    const LabelList stored_a = stored_labels(a_.labels, axa), stored_b = stored_labels(b_.labels, axb);
+    Recipe r;
+    const auto da = in_place(stored_a, rows), db = in_place(stored_b, cols);
+    LabelList order;
+    if (da) {
+      order = da->summed_order;
+      r.a.trans = !da->fixed_first;
+    }
+    if (db && (!da || db->summed_order == order)) {
+      order = db->summed_order;
+      r.b.trans = db->fixed_first;
+    } else if (da) {
+      r.b.permute = true;
+    }
+    if (!da) {
+      if (!db) order = LabelList(summed);  // neither in place: K in A's label order
+      r.a.permute = true;
+      if (!db) r.b.permute = true;
+    }
+    if (r.a.permute) r.a.axes = axes_between(stored_a, concat(rows, order));
+    if (r.b.permute) r.b.axes = axes_between(stored_b, concat(order, cols));
+    recipes_.push_back(r);
+    const auto id = static_cast<std::int32_t>(recipes_.size() - 1);
+    recipe_of.emplace(key, id);
+    return id;
+  };
+
+  TileTuple ta{}, tb{};
+  std::vector<tile_t> u(nk), image(nk);
+  for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
+    const tile_t* tc = sc.block_tiles(slot);
+    Task task;
+    task.c_slot = slot;
+    task.first = num_products();
+    task.m = task.n = 1;
+    for (std::size_t p = 0; p < c_.labels.size(); ++p)
+      (detail::find_label(rows, c_.labels[p]) >= 0 ? task.m : task.n) *=
+          sc.space(static_cast<int>(p)).tile(tc[p]).extent;
+    std::fill(u.begin(), u.end(), 0);
+    for (;;) {
+      // Keep one tuple per H-orbit (the smallest), weighted by the orbit's size.
+      bool canonical = true;
+      int stabiliser = 0;
+      for (const std::vector<int>& rho : h) {
+        for (std::size_t q = 0; q < nk; ++q) image[q] = u[static_cast<std::size_t>(rho[q])];
+        if (std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end())) {
+          canonical = false;
+          break;
+        }
+        stabiliser += image == u ? 1 : 0;
+      }
+      if (canonical) {
+        for (std::size_t p = 0; p < src_a.size(); ++p)
+          ta[p] = src_a[p] >= 0 ? tc[src_a[p]] : u[static_cast<std::size_t>(~src_a[p])];
+        for (std::size_t p = 0; p < src_b.size(); ++p)
+          tb[p] = src_b[p] >= 0 ? tc[src_b[p]] : u[static_cast<std::size_t>(~src_b[p])];
+        if (sa.allowed(ta.data()) && sb.allowed(tb.data())) {
+          const BlockRef ra = *sa.locate(ta.data());
+          const BlockRef rb = *sb.locate(tb.data());
+          Product pr;
+          pr.a_slot = ra.slot;
+          pr.b_slot = rb.slot;
+          pr.recipe = recipe_for(ra.axes, rb.axes);
+          pr.scale = ra.sign * rb.sign * static_cast<double>(h.size()) / stabiliser;
+          pr.k = 1;
+          for (std::size_t q = 0; q < nk; ++q) pr.k *= summed_space[q]->tile(u[q]).extent;
+          products_.push_back(pr);
+          const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
+          const extent_t scratch = (rc.a.permute ? task.m * pr.k : 0) +
+                                   (rc.b.permute ? pr.k * task.n : 0) +
+                                   (output_ == Output::buffered ? task.m * task.n : 0);
+          scratch_bytes_ = std::max(scratch_bytes_, scratch * static_cast<extent_t>(sizeof(double)));
+          permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
+          task.flops += 2.0 * static_cast<double>(task.m) * static_cast<double>(task.n) * static_cast<double>(pr.k);
+        }
+      }
+      std::size_t q = nk;
+      while (q > 0 && ++u[q - 1] == summed_space[q - 1]->num_tiles()) u[--q] = 0;
+      if (q == 0) break;
+    }
+    task.last = num_products();
+    if (task.last > task.first) {
+      executed_flops_ += task.flops;
+      tasks_.push_back(task);
+    }
+  }
+  // Largest tasks first: a shared counter then hands them out like a dynamic LPT.
+  std::stable_sort(tasks_.begin(), tasks_.end(),
+                   [](const Task& x, const Task& y) { return x.flops > y.flops; });
+  for (const Task& t : tasks_) costs_.push_back(t.flops);
+}
+
+std::string ContractionPlan::summary() const {
+  char buf[512];
+  const char* out = output_ == Output::direct ? "direct" : output_ == Output::transposed ? "transposed" : "buffered";
+  std::snprintf(buf, sizeof buf,
+                "%s += %s * %s: %zu tasks, %lld products, %.3g of %.3g dense flops (%.1f%%), "
+                "%lld operand permutations, output %s, scratch %.2f MiB/worker, inspector %.3g ms",
+                detail::show(c_).c_str(), detail::show(a_).c_str(), detail::show(b_).c_str(),
+                tasks_.size(), static_cast<long long>(products_.size()), executed_flops_,
+                dense_flops_, dense_flops_ > 0 ? 100.0 * executed_flops_ / dense_flops_ : 0.0,
+                static_cast<long long>(permuted_operands_), out,
+                static_cast<double>(scratch_bytes_) / 1048576.0, inspector_seconds_ * 1e3);
+  return buf;
+}
+
+}  // namespace tilecc

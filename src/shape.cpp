@@ -1,0 +1,183 @@
+#include "tilecc/shape.hpp"
+
+#include <algorithm>
+
+#include "tilecc/error.hpp"
+
+namespace tilecc {
+namespace {
+
+// Blocks start on 64-byte boundaries so that kernels may use aligned loads on block starts.
+constexpr extent_t alignment_doubles = 8;
+
+bool lexicographically_less(const tile_t* a, const tile_t* b, int rank) {
+  for (int k = 0; k < rank; ++k)
+    if (a[k] != b[k]) return a[k] < b[k];
+  return false;
+}
+
+}  // namespace
+
+BlockShape::BlockShape(std::vector<SpacePtr> spaces, PermutationGroup group,
+                       std::vector<int> spin_sides, int irrep)
+    : spaces_(std::move(spaces)), group_(std::move(group)), spin_sides_(std::move(spin_sides)),
+      irrep_(irrep) {
+  const int n = rank();
+  TILECC_CHECK(n <= max_rank, "tensors have at most ", max_rank, " indices, got ", n, ".");
+  for (int k = 0; k < n; ++k)
+    TILECC_CHECK(spaces_[static_cast<std::size_t>(k)] != nullptr, "index ", k, " has no space.");
+  TILECC_CHECK(group_.rank() == n, "the symmetry group acts on ", group_.rank(),
+               " indices but the tensor has ", n, ".");
+  TILECC_CHECK(irrep >= 0 && irrep < 8, "a tensor's irrep must be 0 to 7 (D2h subgroups), got ",
+               irrep, ".");
+  if (spin_sides_.empty()) {
+    // Default: t_ij^ab, <pq||rs>: first half bra, second half ket; odd rank has no spin rule.
+    spin_sides_.assign(static_cast<std::size_t>(n), 0);
+    if (n % 2 == 0)
+      for (int k = 0; k < n; ++k) spin_sides_[static_cast<std::size_t>(k)] = k < n / 2 ? 1 : -1;
+  }
+  TILECC_CHECK(static_cast<int>(spin_sides_.size()) == n, "spin sides give ", spin_sides_.size(),
+               " entries for a tensor with ", n, " indices.");
+  for (int s : spin_sides_)
+    TILECC_CHECK(s >= -1 && s <= 1, "spin sides must be +1 (bra), -1 (ket) or 0, got ", s, ".");
+  for (const SymmetryElement& g : group_.generators()) {
+    bool same = true, flipped = true;
+    for (int k = 0; k < n; ++k) {
+      const auto ku = static_cast<std::size_t>(k);
+      const auto gk = static_cast<std::size_t>(g.perm[ku]);
+      TILECC_CHECK(*spaces_[ku] == *spaces_[gk], "symmetry generator ", PermutationGroup::describe(g),
+                   " swaps index ", k, " (space ", spaces_[ku]->describe(), ") with index ", gk,
+                   " (space ", spaces_[gk]->describe(), "); only indices over the same space can be"
+                   " permuted.");
+      same = same && spin_sides_[gk] == spin_sides_[ku];
+      flipped = flipped && spin_sides_[gk] == -spin_sides_[ku];
+    }
+    TILECC_CHECK(same || flipped, "symmetry generator ", PermutationGroup::describe(g),
+                 " mixes bra and ket indices, so it does not conserve spin; give spin sides that"
+                 " it maps onto themselves.");
+  }
+  strides_.assign(static_cast<std::size_t>(n), 1);
+  for (int k = n - 2; k >= 0; --k)
+    strides_[static_cast<std::size_t>(k)] =
+        strides_[static_cast<std::size_t>(k + 1)] *
+        static_cast<block_id_t>(space(k + 1).num_tiles());
+  enumerate_blocks();
+}
+
+bool BlockShape::allowed(const tile_t* tiles) const {
+  int spin = 0, irrep = 0;
+  for (int k = 0; k < rank(); ++k) {
+    const Tile& t = space(k).tile(tiles[k]);
+    spin += spin_sides_[static_cast<std::size_t>(k)] * static_cast<int>(t.spin);
+    irrep ^= t.irrep;
+  }
+  return spin == 0 && irrep == irrep_;
+}
+
+bool BlockShape::is_canonical(const tile_t* tiles) const {
+  TileTuple image{};
+  for (const SymmetryElement& g : group_.elements()) {
+    for (int k = 0; k < rank(); ++k) image[static_cast<std::size_t>(k)] = tiles[g.perm[static_cast<std::size_t>(k)]];
+    if (lexicographically_less(image.data(), tiles, rank())) return false;
+  }
+  return true;
+}
+
+block_id_t BlockShape::block_id(const tile_t* tiles) const {
+  block_id_t id = 0;
+  for (int k = 0; k < rank(); ++k)
+    id += static_cast<block_id_t>(tiles[k]) * strides_[static_cast<std::size_t>(k)];
+  return id;
+}
+
+std::optional<BlockRef> BlockShape::locate(const tile_t* tiles) const {
+  if (!allowed(tiles)) return std::nullopt;
+  const int n = rank();
+  TileTuple best{}, image{};
+  std::copy(tiles, tiles + n, best.begin());
+  const SymmetryElement* best_g = &group_.elements().front();
+  for (const SymmetryElement& g : group_.elements()) {
+    for (int k = 0; k < n; ++k) image[static_cast<std::size_t>(k)] = tiles[g.perm[static_cast<std::size_t>(k)]];
+    if (lexicographically_less(image.data(), best.data(), n)) {
+      best = image;
+      best_g = &g;
+    }
+  }
+  const auto it = slot_of_.find(block_id(best.data()));
+  TILECC_ASSERT(it != slot_of_.end());
+  BlockRef ref;
+  ref.slot = it->second;
+  ref.sign = best_g->sign;
+  // block[x] = sign * stored[y] with y[k] = x[g[k]], i.e. axes = g^-1.
+  for (int k = 0; k < n; ++k)
+    ref.axes[static_cast<std::size_t>(best_g->perm[static_cast<std::size_t>(k)])] = static_cast<std::int8_t>(k);
+  return ref;
+}
+
+void BlockShape::enumerate_blocks() {
+  const int n = rank();
+  offsets_.assign(1, 0);
+  for (int k = 0; k < n; ++k)
+    if (space(k).num_tiles() == 0) return;
+  TileTuple t{};
+  TileTuple image{};
+  for (;;) {
+    if (allowed(t.data()) && is_canonical(t.data())) {
+      int stabiliser = 0;
+      for (const SymmetryElement& g : group_.elements()) {
+        for (int k = 0; k < n; ++k) image[static_cast<std::size_t>(k)] = t[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])];
+        stabiliser += std::equal(image.begin(), image.begin() + n, t.begin()) ? 1 : 0;
+      }
+      const slot_t slot = num_blocks();
+      slot_of_.emplace(block_id(t.data()), slot);
+      tiles_.insert(tiles_.end(), t.begin(), t.begin() + n);
+      extent_t size = 1;
+      for (int k = 0; k < n; ++k) size *= space(k).tile(t[static_cast<std::size_t>(k)]).extent;
+      const int orbit = static_cast<int>(group_.order()) / stabiliser;
+      orbit_sizes_.push_back(orbit);
+      stored_elements_ += size;
+      nonzero_elements_ += size * orbit;
+      const extent_t padded = (size + alignment_doubles - 1) / alignment_doubles * alignment_doubles;
+      offsets_.push_back(offsets_.back() + padded);
+    }
+    // Odometer over the tile grid, last index fastest.
+    int k = n - 1;
+    while (k >= 0 && ++t[static_cast<std::size_t>(k)] == space(k).num_tiles()) t[static_cast<std::size_t>(k--)] = 0;
+    if (k < 0) break;
+  }
+}
+
+extent_t BlockShape::block_size(slot_t s) const {
+  extent_t size = 1;
+  for (int k = 0; k < rank(); ++k) size *= block_extent(s, k);
+  return size;
+}
+
+extent_t BlockShape::dense_elements() const {
+  extent_t size = 1;
+  for (int k = 0; k < rank(); ++k) size *= space(k).size();
+  return size;
+}
+
+bool BlockShape::operator==(const BlockShape& other) const {
+  if (this == &other) return true;
+  if (rank() != other.rank() || irrep_ != other.irrep_ || spin_sides_ != other.spin_sides_) return false;
+  for (int k = 0; k < rank(); ++k)
+    if (!(space(k) == other.space(k))) return false;
+  // Groups generated differently may be equal: compare their element sets.
+  if (group_.order() != other.group_.order()) return false;
+  for (const SymmetryElement& g : group_.elements())
+    if (std::find(other.group_.elements().begin(), other.group_.elements().end(), g) ==
+        other.group_.elements().end())
+      return false;
+  return true;
+}
+
+std::string BlockShape::describe() const {
+  std::vector<std::string> names;
+  for (int k = 0; k < rank(); ++k) names.push_back(space(k).name());
+  return detail::concat("[", detail::join(names, ", "), "] with ", group_.order(), " symmetry elements, ", num_blocks(),
+                        " stored blocks");
+}
+
+}  // namespace tilecc

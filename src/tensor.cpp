@@ -1,0 +1,19 @@
+#include "tilecc/tensor.hpp"
+
+#include <algorithm>
+
+#include "tilecc/error.hpp"
+
+namespace tilecc {
+
+BlockTensor::BlockTensor(ShapePtr shape) : shape_(std::move(shape)) {
+  TILECC_CHECK(shape_ != nullptr, "a tensor needs a shape.");
+  store_ = std::make_unique<MemoryStore>(*shape_);
+}
+
+void BlockTensor::zero() {
+  for (slot_t s = 0; s < shape_->num_blocks(); ++s)
+    std::fill_n(block(s), shape_->block_size(s), 0.0);
+}
+
+}  // namespace tilecc
