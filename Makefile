@@ -1,0 +1,53 @@
+# The two commands of the README's Quick start, and the steps they are made of.
+#   make demo   set up .venv, build and install tilecc, run the demonstration
+#   make test   set up .venv with the test tools, lint, run the C++ and Python test suites
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+JOBS ?= 2
+SOURCES := $(shell find include src python CMakeLists.txt pyproject.toml -type f \
+             \( -name '*.hpp' -o -name '*.cpp' -o -name '*.py' -o -name '*.txt' -o -name '*.toml' \) 2>/dev/null)
+CXX_SOURCES := $(shell find include src python/bindings tests/cpp -name '*.hpp' -o -name '*.cpp' 2>/dev/null)
+
+.PHONY: demo test lint test-cpp test-python bench clean
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.4"
+	touch $@
+
+# Reinstalled whenever a source changes; the CMake build directory in build/ makes it incremental.
+$(VENV)/.installed: $(VENV)/.created $(SOURCES)
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY) -m pip install --quiet --no-build-isolation ".[test]"
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/tilecc info
+	$(VENV)/bin/tilecc demo
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check python tests benchmarks examples
+	$(VENV)/bin/ruff format --check python tests benchmarks examples
+	$(VENV)/bin/mypy
+	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
+
+build/cpp/tilecc_tests: $(VENV)/.installed $(CXX_SOURCES)
+	cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILECC_BUILD_TESTS=ON \
+	  -DTILECC_BUILD_PYTHON=OFF \
+	  -DTILECC_BLAS_LIBRARY="$$($(PY) -c 'import tilecc._blas as b; print(b.default_library())')"
+	cmake --build build/cpp -j $(JOBS)
+
+test-cpp: build/cpp/tilecc_tests
+	cd build/cpp && ctest --output-on-failure --timeout 300
+
+test-python: $(VENV)/.installed
+	$(PY) -m pytest -q --doctest-modules tests/python --pyargs tilecc
+
+test: lint test-cpp test-python
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/contract/run.py
+
+clean:
+	rm -rf build $(VENV)

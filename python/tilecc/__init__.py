@@ -1,0 +1,47 @@
+"""tilecc: block-sparse, symmetry-aware tensor contractions for coupled-cluster methods.
+
+A quick look::
+
+    >>> import numpy as np, tilecc
+    >>> o = tilecc.Space.spin_orbitals(irreps=[0, 1], tile=4, kind="occupied", name="o")
+    >>> v = tilecc.Space.spin_orbitals(irreps=[0, 1, 1, 0, 1], tile=4, kind="virtual", name="v")
+    >>> t2 = tilecc.Tensor([o, o, v, v], symmetry=tilecc.antisymmetric_pairs(4), name="t2")
+    >>> t2.fill_random(seed=1)
+    >>> r2 = tilecc.Tensor.like(t2, name="r2")
+    >>> r2["ijab"] = t2["jiba"]            # t_ij^ab = t_ji^ba for an antisymmetric t2
+    >>> bool(np.allclose(r2.to_dense(), t2.to_dense()))
+    True
+"""
+
+from tilecc import _blas, _core
+from tilecc.context import Context, default_context
+from tilecc.expr import Labelled, Sum, Term
+from tilecc.space import Space
+from tilecc.symmetry import (
+    antisymmetric,
+    antisymmetric_pairs,
+    bra_ket_swap,
+    pair_swap,
+    symmetric,
+)
+from tilecc.tensor import Tensor
+
+_blas.ensure_loaded()
+
+__version__ = _core.version()
+
+__all__ = [
+    "Context",
+    "Labelled",
+    "Space",
+    "Sum",
+    "Tensor",
+    "Term",
+    "__version__",
+    "antisymmetric",
+    "antisymmetric_pairs",
+    "bra_ket_swap",
+    "default_context",
+    "pair_swap",
+    "symmetric",
+]

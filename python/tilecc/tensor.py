@@ -1,0 +1,217 @@
+"""Tensor: a block-sparse tensor with permutational, spin and point-group symmetry."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tilecc import _core
+from tilecc.context import Context, default_context
+from tilecc.space import Space
+from tilecc.typing import Generator, LabelKey
+
+
+class Tensor:
+    """A block tensor over index spaces that stores only its canonical non-zero blocks.
+
+    Args:
+        spaces: one :class:`Space` per index.
+        symmetry: generators of its permutational symmetry, e.g. ``antisymmetric_pairs()`` for
+            t_ijab = -t_jiab = -t_ijba, or ``[symmetric(4,0,1), symmetric(4,2,3), bra_ket_swap()]``
+            for the 8-fold symmetry of real (pq|rs).
+        spin_sides: +1 (bra) / -1 (ket) / 0 per index for the spin-conservation rule
+            sum_k side_k * sz_k = 0; default: first half bra, second half ket.
+        irrep: the irrep of the tensor (0 for every tensor of a ground-state energy).
+        name: used in messages.
+        context: where it runs; the default context if omitted.
+
+    Index it with labels to write expressions: ``r2["ijab"] += 0.5 * t2["ijcd"] * v["abcd"]``.
+    Methods ending in ``_`` change the tensor in place.
+
+    >>> from tilecc import antisymmetric
+    >>> o = Space.spatial(3, tile=2, kind="occupied", name="o")
+    >>> t = Tensor([o, o], symmetry=[antisymmetric(2, 0, 1)], name="t")
+    >>> t.fill_(1.0)
+    >>> t.to_dense()
+    array([[ 0.,  1.,  1.],
+           [-1.,  0.,  1.],
+           [-1., -1.,  0.]])
+    """
+
+    def __init__(
+        self,
+        spaces: Sequence[Space],
+        symmetry: Sequence[Generator] = (),
+        *,
+        spin_sides: Sequence[int] | None = None,
+        irrep: int = 0,
+        name: str = "",
+        context: Context | None = None,
+    ) -> None:
+        self.name = name or "tensor"
+        spaces = tuple(spaces)
+        for k, s in enumerate(spaces):
+            if not isinstance(s, Space):
+                raise ValueError(f"{self.name}: index {k} must be a tilecc.Space, got "
+                                 f"{type(s).__name__}.")
+        generators = tuple(_normalise_generator(self.name, g) for g in symmetry)
+        sides = () if spin_sides is None else tuple(int(x) for x in spin_sides)
+        self.context = context if context is not None else default_context()
+        self.spaces = spaces
+        self.symmetry = generators
+        self._shape_id, self._shape = self.context.shape(spaces, generators, sides, int(irrep))
+        self._core = _core.BlockTensor(self._shape)
+        self._elements: list[tuple[tuple[int, ...], int]] | None = None
+
+    @classmethod
+    def like(cls, other: Tensor, name: str = "") -> Tensor:
+        """A zero tensor with the same spaces, symmetry and context as ``other``."""
+        return cls(other.spaces, other.symmetry, spin_sides=other.spin_sides, irrep=other.irrep,
+                   name=name or other.name, context=other.context)
+
+    # -- structure ---------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return len(self.spaces)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The dense shape (orbitals per index)."""
+        return tuple(s.size for s in self.spaces)
+
+    @property
+    def spin_sides(self) -> tuple[int, ...]:
+        return tuple(self._shape.spin_sides)
+
+    @property
+    def irrep(self) -> int:
+        return int(self._shape.irrep)
+
+    @property
+    def group_elements(self) -> list[tuple[tuple[int, ...], int]]:
+        """Every element (perm, sign) of the symmetry group, the identity first."""
+        if self._elements is None:
+            self._elements = [(tuple(p), int(s)) for p, s in self._shape.group.elements]
+        return self._elements
+
+    @property
+    def num_blocks(self) -> int:
+        """Stored (canonical, non-zero) blocks."""
+        return int(self._shape.num_blocks)
+
+    @property
+    def stored_elements(self) -> int:
+        return int(self._shape.stored_elements)
+
+    @property
+    def dense_elements(self) -> int:
+        return int(self._shape.dense_elements)
+
+    def storage_report(self) -> dict[str, int | float]:
+        """Stored vs dense sizes: what symmetry saves."""
+        return {
+            "blocks": self.num_blocks,
+            "stored_elements": self.stored_elements,
+            "nonzero_elements": int(self._shape.nonzero_elements),
+            "dense_elements": self.dense_elements,
+            "stored_fraction": self.stored_elements / max(1, self.dense_elements),
+        }
+
+    # -- data --------------------------------------------------------------------------------
+    def zero_(self) -> None:
+        self._core.zero()
+
+    def fill_(self, value: float) -> None:
+        """Every element the symmetry allows set to ``value`` (forced zeros stay zero)."""
+        self._core.fill(float(value))
+
+    def fill_random_(self, seed: int) -> None:
+        """Uniform random elements in [-1, 1), reproducible from ``seed``, with exact symmetry."""
+        self._core.fill_random(int(seed) & (2**64 - 1))
+
+    def scale_(self, alpha: float) -> None:
+        self._core.scale(float(alpha))
+
+    def divide_by_denominators_(self, signs: Sequence[int], shift: float = 0.0) -> None:
+        """T[x] /= shift + sum_k signs[k] * e_k[x_k] (orbital energies of the spaces):
+        ``t2.divide_by_denominators_((1, 1, -1, -1))`` divides by e_i + e_j - e_a - e_b."""
+        self._core.divide_by_denominators([int(s) for s in signs], float(shift))
+
+    def copy(self, name: str = "") -> Tensor:
+        out = Tensor.like(self, name or self.name)
+        labels = tuple(f"p{k}" for k in range(self.rank))
+        _core.add((out._shape, list(labels), out.name), out._core,
+                  (self._shape, list(labels), self.name), self._core, 1.0, 0.0,
+                  self.context.executor)
+        return out
+
+    def to_dense(self) -> np.ndarray:
+        """The dense array, indexed in each space's sorted orbital order."""
+        out = np.zeros(self.shape)
+        self._core.to_dense(out)
+        return out
+
+    def from_dense_(self, array: np.ndarray, *, check: bool = True, atol: float = 1e-10) -> None:
+        """Take the canonical blocks of a dense array (indexed in sorted orbital order).
+
+        With ``check`` (the default) the array must have the tensor's symmetry and sparsity to
+        ``atol``; otherwise what does not fit is silently dropped.
+        """
+        a = np.ascontiguousarray(array, dtype=np.float64)
+        if a.shape != self.shape:
+            raise ValueError(f"{self.name}: the array's shape {a.shape} is not the tensor's "
+                             f"{self.shape}.")
+        self._core.from_dense(a)
+        if check:
+            back = self.to_dense()
+            worst = float(np.max(np.abs(back - a))) if a.size else 0.0
+            if worst > atol:
+                where = np.unravel_index(int(np.argmax(np.abs(back - a))), a.shape)
+                raise ValueError(
+                    f"{self.name}: the array breaks the tensor's symmetry or sparsity by {worst:.3g} "
+                    f"at index {tuple(int(i) for i in where)}; symmetrize it first or pass "
+                    f"check=False to keep only the canonical blocks."
+                )
+
+    def norm(self) -> float:
+        """The Frobenius norm of the dense tensor (symmetric images included)."""
+        return math.sqrt(max(0.0, self.dot(self)))
+
+    def dot(self, other: Tensor) -> float:
+        """sum_x self[x] * other[x] over the dense tensors."""
+        labels = "".join(f"p{k}," for k in range(self.rank)).rstrip(",")
+        from tilecc.expr import evaluate_scalar
+
+        return evaluate_scalar(self[labels] * other[labels])
+
+    # -- expressions -------------------------------------------------------------------------
+    def __getitem__(self, key: LabelKey) -> Any:
+        from tilecc.expr import Labelled, parse_labels
+
+        return Labelled(self, parse_labels(key, self))
+
+    def __setitem__(self, key: LabelKey, value: object) -> None:
+        from tilecc.expr import Applied, assign, parse_labels
+
+        labels = parse_labels(key, self)
+        if isinstance(value, Applied) and value.target is self and value.labels == labels:
+            return  # `t[...] += expr` already accumulated in Labelled.__iadd__
+        assign(self, labels, value, accumulate=False)
+
+    def __repr__(self) -> str:
+        spaces = ", ".join(s.name or "?" for s in self.spaces)
+        return (f"Tensor({self.name}: [{spaces}], {len(self.group_elements)} symmetry elements, "
+                f"{self.num_blocks} blocks, {self.stored_elements} of {self.dense_elements} "
+                f"elements stored)")
+
+
+def _normalise_generator(name: str, g: object) -> tuple[tuple[int, ...], int]:
+    try:
+        perm, sign = g  # type: ignore[misc]
+        return tuple(int(p) for p in perm), int(sign)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: a symmetry generator is a (permutation, sign) pair such as "
+                         f"((1, 0, 2, 3), -1), got {g!r}.") from None

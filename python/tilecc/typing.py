@@ -1,0 +1,13 @@
+"""Type aliases shared across the package."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Union
+
+#: One symmetry of a tensor: (permutation, sign) meaning T[x] = sign * T[x[perm[0]], x[perm[1]], ...].
+Generator = tuple[Sequence[int], int]
+#: The labels of a tensor's indices in an expression.
+Labels = tuple[str, ...]
+#: What a tensor can be indexed with: "ijab", "i,j,a,b", "o1 o2 v1 v2" or ("i", "j", "a", "b").
+LabelKey = Union[str, Sequence[str]]
