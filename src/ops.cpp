@@ -134,8 +134,42 @@ void symmetrize(BlockTensor& t) {
 
 void fill(BlockTensor& t, double value) {
   const BlockShape& s = t.shape();
-  for (slot_t b = 0; b < s.num_blocks(); ++b) std::fill_n(t.block(b), s.block_size(b), value);
-  symmetrize(t);
+  const int n = s.rank();
+  const auto group_order = static_cast<int>(s.group().order());
+  for (slot_t b = 0; b < s.num_blocks(); ++b) {
+    double* x = t.block(b);
+    const extent_t size = s.block_size(b);
+    // Outside diagonal blocks every stored element is the canonical one of its orbit.
+    if (s.orbit_size(b) == group_order) {
+      std::fill_n(x, size, value);
+      continue;
+    }
+    // In a diagonal block, element y gets sign * value where g.y = y_min is the smallest element
+    // of its orbit under the block's stabiliser, and 0 when the symmetry forces it to vanish.
+    const tile_t* c = s.block_tiles(b);
+    std::vector<const SymmetryElement*> stabiliser;
+    for (const SymmetryElement& g : s.group().elements()) {
+      bool fixes = true;
+      for (int k = 0; k < n; ++k) fixes = fixes && c[g.perm[static_cast<std::size_t>(k)]] == c[k];
+      if (fixes) stabiliser.push_back(&g);
+    }
+    extent_t index[max_rank] = {}, image[max_rank], best[max_rank];
+    for (extent_t e = 0; e < size; ++e) {
+      std::copy_n(index, n, best);
+      int sign = 1;
+      bool vanishes = false;
+      for (const SymmetryElement* g : stabiliser) {
+        for (int k = 0; k < n; ++k) image[k] = index[g->perm[static_cast<std::size_t>(k)]];
+        if (std::equal(image, image + n, index) && g->sign < 0) vanishes = true;
+        if (std::lexicographical_compare(image, image + n, best, best + n)) {
+          std::copy_n(image, n, best);
+          sign = g->sign;
+        }
+      }
+      x[e] = vanishes ? 0.0 : sign * value;
+      for (int k = n - 1; k >= 0 && ++index[k] == s.block_extent(b, k); --k) index[k] = 0;
+    }
+  }
 }
 
 void fill_random(BlockTensor& t, std::uint64_t seed) {

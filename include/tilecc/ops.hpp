@@ -21,8 +21,8 @@ void scale(BlockTensor& t, double alpha);
 void add(const Operand& c_labels, BlockTensor& c, const Operand& a_labels, const BlockTensor& a,
          double alpha, double beta, Executor& executor);
 
-/** Every element allowed by the symmetry set to `value` (then projected onto the symmetry:
- * elements an antisymmetry forces to zero, like t_iiab, become 0). */
+/** The canonical element of every orbit set to `value` and the others to sign * value, so that
+ * the tensor keeps its symmetry; elements an antisymmetry forces to zero (t_iiab) stay 0. */
 void fill(BlockTensor& t, double value);
 
 /** Uniform random elements in [-1, 1), reproducible from `seed`, with exact symmetry. */

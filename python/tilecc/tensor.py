@@ -125,7 +125,8 @@ class Tensor:
         self._core.zero()
 
     def fill_(self, value: float) -> None:
-        """Every element the symmetry allows set to ``value`` (forced zeros stay zero)."""
+        """The canonical element of each symmetry orbit set to ``value``, the others to
+        ``sign * value``; elements the symmetry forces to zero (t_iiab) stay zero."""
         self._core.fill(float(value))
 
     def fill_random_(self, seed: int) -> None:
