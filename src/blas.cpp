@@ -12,9 +12,9 @@ namespace tilecc::blas {
 namespace {
 
 using blas_int = int;  // LP64 interface: scipy-openblas32, MKL's default, reference BLAS
-using dgemm_fn = void (*)(const char*, const char*, const blas_int*, const blas_int*, const blas_int*,
-                          const double*, const double*, const blas_int*, const double*,
-                          const blas_int*, const double*, double*, const blas_int*);
+using dgemm_fn = void (*)(const char*, const char*, const blas_int*, const blas_int*,
+                          const blas_int*, const double*, const double*, const blas_int*,
+                          const double*, const blas_int*, const double*, double*, const blas_int*);
 using set_threads_fn = void (*)(int);
 using string_fn = char* (*)();
 
@@ -73,7 +73,8 @@ void load(const std::string& path) {
   auto dgemm = reinterpret_cast<dgemm_fn>(find(h, {"scipy_dgemm_", "dgemm_", "dgemm"}));
   if (dgemm == nullptr) {
     dlclose(h);
-    TILECC_CHECK(false, "the library ", path, " has no dgemm_, so it is not a BLAS; point"
+    TILECC_CHECK(false, "the library ", path,
+                 " has no dgemm_, so it is not a BLAS; point"
                  " TILECC_BLAS_LIBRARY at a BLAS library.");
   }
   lib.handle = h;
@@ -103,7 +104,8 @@ bool loaded() { return library().handle != nullptr; }
 void ensure_loaded() {
   if (loaded()) return;
   const char* path = std::getenv("TILECC_BLAS_LIBRARY");
-  TILECC_CHECK(path != nullptr && *path, "no BLAS is loaded; import tilecc from Python, or set"
+  TILECC_CHECK(path != nullptr && *path,
+               "no BLAS is loaded; import tilecc from Python, or set"
                " TILECC_BLAS_LIBRARY to the path of a BLAS shared library.");
   load(path);
 }

@@ -17,8 +17,8 @@ void check_operand(const Operand& planned, const BlockTensor& t) {
 }
 
 // Pointer to the operand block as a GEMM matrix: in place, or permuted into scratch.
-const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTensor& t, slot_t slot,
-                     ScratchBuffer& scratch) {
+const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTensor& t,
+                     slot_t slot, ScratchBuffer& scratch) {
   const double* stored = t.block(slot);
   if (!layout.permute) return stored;
   const BlockShape& shape = t.shape();

@@ -18,7 +18,8 @@ void block_extents(const BlockShape& s, slot_t slot, extent_t* extents) {
 
 Axes inverse(const std::vector<int>& perm) {
   Axes inv{};
-  for (std::size_t k = 0; k < perm.size(); ++k) inv[static_cast<std::size_t>(perm[k])] = static_cast<std::int8_t>(k);
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    inv[static_cast<std::size_t>(perm[k])] = static_cast<std::int8_t>(k);
   return inv;
 }
 
@@ -88,8 +89,10 @@ void add(const Operand& c_labels, BlockTensor& c, const Operand& a_labels, const
   executor.run(costs, [&](task_id_t slot, int) {
     double* cb = c.block(slot);
     const extent_t size = cs.block_size(slot);
-    if (beta == 0.0) std::fill_n(cb, size, 0.0);
-    else if (beta != 1.0) for (extent_t e = 0; e < size; ++e) cb[e] *= beta;
+    if (beta == 0.0)
+      std::fill_n(cb, size, 0.0);
+    else if (beta != 1.0)
+      for (extent_t e = 0; e < size; ++e) cb[e] *= beta;
     const tile_t* tc = cs.block_tiles(slot);
     TileTuple ta{};
     for (std::size_t p = 0; p < from_c.size(); ++p) ta[p] = tc[from_c[p]];
@@ -122,7 +125,8 @@ void symmetrize(BlockTensor& t) {
     int stabiliser = 0;
     for (const SymmetryElement& g : s.group().elements()) {
       bool fixes = true;
-      for (int k = 0; k < s.rank(); ++k) fixes = fixes && c[g.perm[static_cast<std::size_t>(k)]] == c[k];
+      for (int k = 0; k < s.rank(); ++k)
+        fixes = fixes && c[g.perm[static_cast<std::size_t>(k)]] == c[k];
       if (!fixes) continue;
       ++stabiliser;
       kernels::permute(s.rank(), extents, inverse(g.perm), g.sign, t.block(b), 1.0, sum.data());
@@ -190,8 +194,10 @@ void divide_by_denominators(BlockTensor& t, const std::vector<int>& signs, doubl
                " entries for a tensor with ", n, " indices.");
   for (const SymmetryElement& g : s.group().generators())
     for (int k = 0; k < n; ++k)
-      TILECC_CHECK(signs[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])] == signs[static_cast<std::size_t>(k)],
-                   "denominator signs differ between indices ", k, " and ", g.perm[static_cast<std::size_t>(k)],
+      TILECC_CHECK(signs[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])] ==
+                       signs[static_cast<std::size_t>(k)],
+                   "denominator signs differ between indices ", k, " and ",
+                   g.perm[static_cast<std::size_t>(k)],
                    " that the tensor's symmetry swaps, so the result would break that symmetry.");
   extent_t index[max_rank];
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
@@ -218,9 +224,8 @@ void from_dense(BlockTensor& t, const double* dense) {
   const BlockShape& s = t.shape();
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
     double* x = t.block(b);
-    for_each_run(s, s.block_tiles(b), [&](extent_t d, extent_t o, extent_t run) {
-      std::copy_n(dense + d, run, x + o);
-    });
+    for_each_run(s, s.block_tiles(b),
+                 [&](extent_t d, extent_t o, extent_t run) { std::copy_n(dense + d, run, x + o); });
   }
 }
 
@@ -237,7 +242,8 @@ void to_dense(const BlockTensor& t, double* dense) {
     for (const SymmetryElement& g : s.group().elements()) {
       // The block whose canonical block is c through g: g.tiles = c, i.e. tiles[g[k]] = c[k].
       std::vector<tile_t> tiles(static_cast<std::size_t>(n));
-      for (int k = 0; k < n; ++k) tiles[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])] = c[k];
+      for (int k = 0; k < n; ++k)
+        tiles[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])] = c[k];
       if (!written.insert(tiles).second) continue;
       kernels::permute(n, extents, inverse(g.perm), g.sign, t.block(b), 0.0, image.data());
       for_each_run(s, tiles.data(), [&](extent_t d, extent_t o, extent_t run) {

@@ -50,7 +50,8 @@ std::optional<InPlace> in_place(const LabelList& stored, const LabelList& fixed)
   if (std::equal(fixed.begin(), fixed.end(), stored.begin()))
     return InPlace{LabelList(stored.begin() + static_cast<std::ptrdiff_t>(nf), stored.end()), true};
   if (std::equal(fixed.begin(), fixed.end(), stored.begin() + static_cast<std::ptrdiff_t>(n - nf)))
-    return InPlace{LabelList(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(n - nf)), false};
+    return InPlace{LabelList(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(n - nf)),
+                   false};
   return std::nullopt;
 }
 
@@ -103,7 +104,8 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b)
       const int po = detail::find_label(other.labels, l);
       TILECC_CHECK(po >= 0 || detail::find_label(c_.labels, l) >= 0, "label '", l, "' of ",
                    detail::show(*op), " appears neither in ", detail::show(other),
-                   " nor in the output ", detail::show(c_), "; a summed label must appear in"
+                   " nor in the output ", detail::show(c_),
+                   "; a summed label must appear in"
                    " both operands.");
       if (po >= 0 && op == &a_) detail::check_same_space(l, a_, static_cast<int>(p), b_, po);
     }
@@ -123,7 +125,8 @@ void ContractionPlan::build() {
     if (detail::find_label(c_.labels, l) < 0) summed.push_back(l);
 
   dense_flops_ = 2.0;
-  for (std::size_t p = 0; p < c_.labels.size(); ++p) dense_flops_ *= static_cast<double>(sc.space(static_cast<int>(p)).size());
+  for (std::size_t p = 0; p < c_.labels.size(); ++p)
+    dense_flops_ *= static_cast<double>(sc.space(static_cast<int>(p)).size());
   for (const std::string& l : summed)
     dense_flops_ *= static_cast<double>(sa.space(detail::find_label(a_.labels, l)).size());
 
@@ -163,16 +166,20 @@ void ContractionPlan::build() {
   };
   const std::vector<int> src_a = sources(a_), src_b = sources(b_);
   std::vector<const IndexSpace*> summed_space;
-  for (const std::string& l : summed) summed_space.push_back(&sa.space(detail::find_label(a_.labels, l)));
+  for (const std::string& l : summed)
+    summed_space.push_back(&sa.space(detail::find_label(a_.labels, l)));
   const auto nk = summed.size();
 
   std::map<std::uint64_t, std::int32_t> recipe_of;
   auto recipe_for = [&](const Axes& axa, const Axes& axb) {
     std::uint64_t key = 0;
-    for (int j = 0; j < sa.rank(); ++j) key = key * 8 + static_cast<std::uint64_t>(axa[static_cast<std::size_t>(j)]);
-    for (int j = 0; j < sb.rank(); ++j) key = key * 8 + static_cast<std::uint64_t>(axb[static_cast<std::size_t>(j)]);
+    for (int j = 0; j < sa.rank(); ++j)
+      key = key * 8 + static_cast<std::uint64_t>(axa[static_cast<std::size_t>(j)]);
+    for (int j = 0; j < sb.rank(); ++j)
+      key = key * 8 + static_cast<std::uint64_t>(axb[static_cast<std::size_t>(j)]);
     if (auto it = recipe_of.find(key); it != recipe_of.end()) return it->second;
-    const LabelList stored_a = stored_labels(a_.labels, axa), stored_b = stored_labels(b_.labels, axb);
+    const LabelList stored_a = stored_labels(a_.labels, axa),
+                    stored_b = stored_labels(b_.labels, axb);
     Recipe r;
     const auto da = in_place(stored_a, rows), db = in_place(stored_b, cols);
     LabelList order;
@@ -243,9 +250,11 @@ void ContractionPlan::build() {
           const extent_t scratch = (rc.a.permute ? task.m * pr.k : 0) +
                                    (rc.b.permute ? pr.k * task.n : 0) +
                                    (output_ == Output::buffered ? task.m * task.n : 0);
-          scratch_bytes_ = std::max(scratch_bytes_, scratch * static_cast<extent_t>(sizeof(double)));
+          scratch_bytes_ =
+              std::max(scratch_bytes_, scratch * static_cast<extent_t>(sizeof(double)));
           permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
-          task.flops += 2.0 * static_cast<double>(task.m) * static_cast<double>(task.n) * static_cast<double>(pr.k);
+          task.flops += 2.0 * static_cast<double>(task.m) * static_cast<double>(task.n) *
+                        static_cast<double>(pr.k);
         }
       }
       std::size_t q = nk;
@@ -266,7 +275,9 @@ void ContractionPlan::build() {
 
 std::string ContractionPlan::summary() const {
   char buf[512];
-  const char* out = output_ == Output::direct ? "direct" : output_ == Output::transposed ? "transposed" : "buffered";
+  const char* out = output_ == Output::direct       ? "direct"
+                    : output_ == Output::transposed ? "transposed"
+                                                    : "buffered";
   std::snprintf(buf, sizeof buf,
                 "%s += %s * %s: %zu tasks, %lld products, %.3g of %.3g dense flops (%.1f%%), "
                 "%lld operand permutations, output %s, scratch %.2f MiB/worker, inspector %.3g ms",

@@ -9,8 +9,10 @@
 namespace tilecc {
 
 CounterPolicy::CounterPolicy(const PolicyOptions& options) : quantum_(options.quantum) {
-  TILECC_CHECK(options.quantum >= 1, "the scheduling quantum is the number of tasks taken per"
-               " counter fetch and must be at least 1, got ", options.quantum, ".");
+  TILECC_CHECK(options.quantum >= 1,
+               "the scheduling quantum is the number of tasks taken per"
+               " counter fetch and must be at least 1, got ",
+               options.quantum, ".");
 }
 
 void CounterPolicy::start(std::span<const double> costs, int /*workers*/) {
@@ -36,7 +38,9 @@ Registry& registry() {
   // Never destroyed: policies may be made during static destruction of other objects.
   static Registry* r = [] {
     auto* reg = new Registry;
-    reg->factories["counter"] = [](const PolicyOptions& o) { return std::make_unique<CounterPolicy>(o); };
+    reg->factories["counter"] = [](const PolicyOptions& o) {
+      return std::make_unique<CounterPolicy>(o);
+    };
     return reg;
   }();
   return *r;
@@ -69,8 +73,8 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
     if (it != r.factories.end()) factory = it->second;
   }
   if (!factory) {
-    TILECC_CHECK(false, "unknown scheduling policy '", name, "'; valid policies are: ",
-                 detail::join(policy_names(), ", "), ".");
+    TILECC_CHECK(false, "unknown scheduling policy '", name,
+                 "'; valid policies are: ", detail::join(policy_names(), ", "), ".");
   }
   return factory(options);
 }

@@ -20,7 +20,9 @@ bool lexicographically_less(const tile_t* a, const tile_t* b, int rank) {
 
 BlockShape::BlockShape(std::vector<SpacePtr> spaces, PermutationGroup group,
                        std::vector<int> spin_sides, int irrep)
-    : spaces_(std::move(spaces)), group_(std::move(group)), spin_sides_(std::move(spin_sides)),
+    : spaces_(std::move(spaces)),
+      group_(std::move(group)),
+      spin_sides_(std::move(spin_sides)),
       irrep_(irrep) {
   const int n = rank();
   TILECC_CHECK(n <= max_rank, "tensors have at most ", max_rank, " indices, got ", n, ".");
@@ -45,9 +47,11 @@ BlockShape::BlockShape(std::vector<SpacePtr> spaces, PermutationGroup group,
     for (int k = 0; k < n; ++k) {
       const auto ku = static_cast<std::size_t>(k);
       const auto gk = static_cast<std::size_t>(g.perm[ku]);
-      TILECC_CHECK(*spaces_[ku] == *spaces_[gk], "symmetry generator ", PermutationGroup::describe(g),
-                   " swaps index ", k, " (space ", spaces_[ku]->describe(), ") with index ", gk,
-                   " (space ", spaces_[gk]->describe(), "); only indices over the same space can be"
+      TILECC_CHECK(*spaces_[ku] == *spaces_[gk], "symmetry generator ",
+                   PermutationGroup::describe(g), " swaps index ", k, " (space ",
+                   spaces_[ku]->describe(), ") with index ", gk, " (space ",
+                   spaces_[gk]->describe(),
+                   "); only indices over the same space can be"
                    " permuted.");
       same = same && spin_sides_[gk] == spin_sides_[ku];
       flipped = flipped && spin_sides_[gk] == -spin_sides_[ku];
@@ -58,9 +62,8 @@ BlockShape::BlockShape(std::vector<SpacePtr> spaces, PermutationGroup group,
   }
   strides_.assign(static_cast<std::size_t>(n), 1);
   for (int k = n - 2; k >= 0; --k)
-    strides_[static_cast<std::size_t>(k)] =
-        strides_[static_cast<std::size_t>(k + 1)] *
-        static_cast<block_id_t>(space(k + 1).num_tiles());
+    strides_[static_cast<std::size_t>(k)] = strides_[static_cast<std::size_t>(k + 1)] *
+                                            static_cast<block_id_t>(space(k + 1).num_tiles());
   enumerate_blocks();
 }
 
@@ -77,7 +80,8 @@ bool BlockShape::allowed(const tile_t* tiles) const {
 bool BlockShape::is_canonical(const tile_t* tiles) const {
   TileTuple image{};
   for (const SymmetryElement& g : group_.elements()) {
-    for (int k = 0; k < rank(); ++k) image[static_cast<std::size_t>(k)] = tiles[g.perm[static_cast<std::size_t>(k)]];
+    for (int k = 0; k < rank(); ++k)
+      image[static_cast<std::size_t>(k)] = tiles[g.perm[static_cast<std::size_t>(k)]];
     if (lexicographically_less(image.data(), tiles, rank())) return false;
   }
   return true;
@@ -97,7 +101,8 @@ std::optional<BlockRef> BlockShape::locate(const tile_t* tiles) const {
   std::copy(tiles, tiles + n, best.begin());
   const SymmetryElement* best_g = &group_.elements().front();
   for (const SymmetryElement& g : group_.elements()) {
-    for (int k = 0; k < n; ++k) image[static_cast<std::size_t>(k)] = tiles[g.perm[static_cast<std::size_t>(k)]];
+    for (int k = 0; k < n; ++k)
+      image[static_cast<std::size_t>(k)] = tiles[g.perm[static_cast<std::size_t>(k)]];
     if (lexicographically_less(image.data(), best.data(), n)) {
       best = image;
       best_g = &g;
@@ -110,7 +115,8 @@ std::optional<BlockRef> BlockShape::locate(const tile_t* tiles) const {
   ref.sign = best_g->sign;
   // block[x] = sign * stored[y] with y[k] = x[g[k]], i.e. axes = g^-1.
   for (int k = 0; k < n; ++k)
-    ref.axes[static_cast<std::size_t>(best_g->perm[static_cast<std::size_t>(k)])] = static_cast<std::int8_t>(k);
+    ref.axes[static_cast<std::size_t>(best_g->perm[static_cast<std::size_t>(k)])] =
+        static_cast<std::int8_t>(k);
   return ref;
 }
 
@@ -125,7 +131,9 @@ void BlockShape::enumerate_blocks() {
     if (allowed(t.data()) && is_canonical(t.data())) {
       int stabiliser = 0;
       for (const SymmetryElement& g : group_.elements()) {
-        for (int k = 0; k < n; ++k) image[static_cast<std::size_t>(k)] = t[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])];
+        for (int k = 0; k < n; ++k)
+          image[static_cast<std::size_t>(k)] =
+              t[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])];
         stabiliser += std::equal(image.begin(), image.begin() + n, t.begin()) ? 1 : 0;
       }
       const slot_t slot = num_blocks();
@@ -137,12 +145,14 @@ void BlockShape::enumerate_blocks() {
       orbit_sizes_.push_back(orbit);
       stored_elements_ += size;
       nonzero_elements_ += size * orbit;
-      const extent_t padded = (size + alignment_doubles - 1) / alignment_doubles * alignment_doubles;
+      const extent_t padded =
+          (size + alignment_doubles - 1) / alignment_doubles * alignment_doubles;
       offsets_.push_back(offsets_.back() + padded);
     }
     // Odometer over the tile grid, last index fastest.
     int k = n - 1;
-    while (k >= 0 && ++t[static_cast<std::size_t>(k)] == space(k).num_tiles()) t[static_cast<std::size_t>(k--)] = 0;
+    while (k >= 0 && ++t[static_cast<std::size_t>(k)] == space(k).num_tiles())
+      t[static_cast<std::size_t>(k--)] = 0;
     if (k < 0) break;
   }
 }
@@ -161,7 +171,8 @@ extent_t BlockShape::dense_elements() const {
 
 bool BlockShape::operator==(const BlockShape& other) const {
   if (this == &other) return true;
-  if (rank() != other.rank() || irrep_ != other.irrep_ || spin_sides_ != other.spin_sides_) return false;
+  if (rank() != other.rank() || irrep_ != other.irrep_ || spin_sides_ != other.spin_sides_)
+    return false;
   for (int k = 0; k < rank(); ++k)
     if (!(space(k) == other.space(k))) return false;
   // Groups generated differently may be equal: compare their element sets.
@@ -176,8 +187,8 @@ bool BlockShape::operator==(const BlockShape& other) const {
 std::string BlockShape::describe() const {
   std::vector<std::string> names;
   for (int k = 0; k < rank(); ++k) names.push_back(space(k).name());
-  return detail::concat("[", detail::join(names, ", "), "] with ", group_.order(), " symmetry elements, ", num_blocks(),
-                        " stored blocks");
+  return detail::concat("[", detail::join(names, ", "), "] with ", group_.order(),
+                        " symmetry elements, ", num_blocks(), " stored blocks");
 }
 
 }  // namespace tilecc

@@ -13,9 +13,12 @@ int spin_rank(Spin s) { return s == Spin::alpha ? 0 : (s == Spin::beta ? 1 : 2);
 
 const char* kind_name(SpaceKind k) {
   switch (k) {
-    case SpaceKind::occupied: return "occupied";
-    case SpaceKind::virtual_: return "virtual";
-    default: return "general";
+    case SpaceKind::occupied:
+      return "occupied";
+    case SpaceKind::virtual_:
+      return "virtual";
+    default:
+      return "general";
   }
 }
 
@@ -24,7 +27,8 @@ const char* kind_name(SpaceKind k) {
 IndexSpace::IndexSpace(std::vector<Orbital> orbitals, extent_t tile_size, std::string name,
                        SpaceKind kind)
     : tile_size_(tile_size), name_(std::move(name)), kind_(kind) {
-  const std::string who = name_.empty() ? std::string("index space") : "index space '" + name_ + "'";
+  const std::string who =
+      name_.empty() ? std::string("index space") : "index space '" + name_ + "'";
   TILECC_CHECK(tile_size > 0, who, ": tile size must be a positive number of orbitals, got ",
                tile_size, ".");
   TILECC_CHECK(!orbitals.empty(), who, " has no orbitals; give it at least one.");
@@ -53,8 +57,11 @@ IndexSpace::IndexSpace(std::vector<Orbital> orbitals, extent_t tile_size, std::s
   const extent_t n = size();
   while (begin < n) {
     extent_t end = begin + 1;
-    while (end < n && orbitals_[static_cast<std::size_t>(end)].spin == orbitals_[static_cast<std::size_t>(begin)].spin &&
-           orbitals_[static_cast<std::size_t>(end)].irrep == orbitals_[static_cast<std::size_t>(begin)].irrep)
+    while (end < n &&
+           orbitals_[static_cast<std::size_t>(end)].spin ==
+               orbitals_[static_cast<std::size_t>(begin)].spin &&
+           orbitals_[static_cast<std::size_t>(end)].irrep ==
+               orbitals_[static_cast<std::size_t>(begin)].irrep)
       ++end;
     const extent_t len = end - begin;
     const extent_t count = (len + tile_size - 1) / tile_size;
@@ -71,7 +78,8 @@ IndexSpace::IndexSpace(std::vector<Orbital> orbitals, extent_t tile_size, std::s
 
 bool IndexSpace::operator==(const IndexSpace& other) const {
   if (this == &other) return true;
-  if (tile_size_ != other.tile_size_ || kind_ != other.kind_ || size() != other.size()) return false;
+  if (tile_size_ != other.tile_size_ || kind_ != other.kind_ || size() != other.size())
+    return false;
   for (std::size_t p = 0; p < orbitals_.size(); ++p) {
     const Orbital& a = orbitals_[p];
     const Orbital& b = other.orbitals_[p];

@@ -24,8 +24,8 @@ std::string PermutationGroup::describe(const SymmetryElement& g) {
 
 PermutationGroup::PermutationGroup(int rank, std::vector<SymmetryElement> generators)
     : rank_(rank), generators_(std::move(generators)) {
-  TILECC_CHECK(rank >= 0 && rank <= max_rank, "tensors have 0 to ", max_rank,
-               " indices, got rank ", rank, ".");
+  TILECC_CHECK(rank >= 0 && rank <= max_rank, "tensors have 0 to ", max_rank, " indices, got rank ",
+               rank, ".");
   for (const SymmetryElement& g : generators_) {
     TILECC_CHECK(static_cast<int>(g.perm.size()) == rank, "symmetry generator ", describe(g),
                  " has ", g.perm.size(), " entries but the tensor has ", rank, " indices.");
@@ -52,8 +52,9 @@ PermutationGroup::PermutationGroup(int rank, std::vector<SymmetryElement> genera
       auto same_perm = std::find_if(elements_.begin(), elements_.end(),
                                     [&](const SymmetryElement& x) { return x.perm == c.perm; });
       if (same_perm != elements_.end()) {
-        TILECC_CHECK(same_perm->sign == c.sign, "the symmetry generators are inconsistent: they make ",
-                     describe(c), " both +1 and -1, so the tensor would be identically zero;"
+        TILECC_CHECK(same_perm->sign == c.sign,
+                     "the symmetry generators are inconsistent: they make ", describe(c),
+                     " both +1 and -1, so the tensor would be identically zero;"
                      " drop one of the conflicting generators.");
         continue;
       }

@@ -15,11 +15,11 @@
 namespace tilecc::blas {
 
 struct Info {
-  std::string library;     ///< path loaded
-  std::string vendor;      ///< "OpenBLAS", "MKL", or "BLAS"
-  std::string core;        ///< kernel set in use (OpenBLAS core name), if the library tells
-  std::string config;      ///< the library's own configuration string, if it has one
-  std::string core_choice; ///< how the kernel set was chosen
+  std::string library;      ///< path loaded
+  std::string vendor;       ///< "OpenBLAS", "MKL", or "BLAS"
+  std::string core;         ///< kernel set in use (OpenBLAS core name), if the library tells
+  std::string config;       ///< the library's own configuration string, if it has one
+  std::string core_choice;  ///< how the kernel set was chosen
 };
 
 /** Load the BLAS at `path` (once per process; loading another path afterwards is an error). */

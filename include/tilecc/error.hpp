@@ -41,8 +41,8 @@ std::string join(const Range& items, const char* sep) {
 
 }  // namespace tilecc
 
-#define TILECC_CHECK(cond, ...)                                          \
-  do {                                                                   \
+#define TILECC_CHECK(cond, ...)                                                     \
+  do {                                                                              \
     if (!(cond)) throw ::tilecc::InputError(::tilecc::detail::concat(__VA_ARGS__)); \
   } while (0)
 

@@ -18,9 +18,9 @@ namespace tilecc {
 /** What one run of tasks cost. */
 struct RunStats {
   task_id_t tasks = 0;
-  double seconds = 0.0;               ///< wall time of the run
-  std::int64_t counter_calls = 0;     ///< policy fetches
-  std::vector<double> busy_seconds;   ///< per worker, time inside task bodies
+  double seconds = 0.0;              ///< wall time of the run
+  std::int64_t counter_calls = 0;    ///< policy fetches
+  std::vector<double> busy_seconds;  ///< per worker, time inside task bodies
 };
 
 /**

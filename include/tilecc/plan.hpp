@@ -1,8 +1,8 @@
 #pragma once
-/** @file ContractionPlan: the inspector. A contraction C[lc] += alpha * A[la] * B[lb] becomes a list
- * of tasks, one per canonical non-zero output block, each with the non-zero block products that
- * feed it. The plan depends on the operands' shapes only, so one plan serves every execution on
- * tensors of the same shapes (every CC iteration).
+/** @file ContractionPlan: the inspector. A contraction C[lc] += alpha * A[la] * B[lb] becomes a
+ * list of tasks, one per canonical non-zero output block, each with the non-zero block products
+ * that feed it. The plan depends on the operands' shapes only, so one plan serves every execution
+ * on tensors of the same shapes (every CC iteration).
  */
 #include <string>
 #include <vector>

@@ -65,7 +65,9 @@ class BlockShape {
   bool is_canonical(const tile_t* tiles) const;
 
   slot_t num_blocks() const { return static_cast<slot_t>(offsets_.size()) - 1; }
-  const tile_t* block_tiles(slot_t s) const { return &tiles_[static_cast<std::size_t>(s * rank())]; }
+  const tile_t* block_tiles(slot_t s) const {
+    return &tiles_[static_cast<std::size_t>(s * rank())];
+  }
   extent_t block_offset(slot_t s) const { return offsets_[static_cast<std::size_t>(s)]; }
   extent_t block_size(slot_t s) const;
   extent_t block_extent(slot_t s, int k) const { return space(k).tile(block_tiles(s)[k]).extent; }
@@ -95,8 +97,8 @@ class BlockShape {
   std::vector<int> spin_sides_;
   int irrep_;
   std::vector<block_id_t> strides_;
-  std::vector<tile_t> tiles_;       // num_blocks x rank
-  std::vector<extent_t> offsets_;   // num_blocks + 1, in doubles, 64-byte aligned
+  std::vector<tile_t> tiles_;      // num_blocks x rank
+  std::vector<extent_t> offsets_;  // num_blocks + 1, in doubles, 64-byte aligned
   std::vector<int> orbit_sizes_;
   std::unordered_map<block_id_t, slot_t> slot_of_;
   extent_t stored_elements_ = 0;

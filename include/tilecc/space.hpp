@@ -40,8 +40,9 @@ struct Tile {
  * keeps tasks of one contraction similar in cost.
  *
  * @code
- *   std::vector<Orbital> orbs = {{Spin::alpha, 0, -1.0}, {Spin::alpha, 1, -0.5}, {Spin::beta, 0, -1.0}};
- *   IndexSpace occ(orbs, 16, "o", SpaceKind::occupied);   // 3 tiles: (alpha,0) (alpha,1) (beta,0)
+ *   std::vector<Orbital> orbs = {{Spin::alpha, 0, -1.0}, {Spin::alpha, 1, -0.5}, {Spin::beta, 0,
+ * -1.0}}; IndexSpace occ(orbs, 16, "o", SpaceKind::occupied);   // 3 tiles: (alpha,0) (alpha,1)
+ * (beta,0)
  * @endcode
  */
 class IndexSpace {

@@ -35,7 +35,9 @@ class MemoryStore final : public BlockStore {
  public:
   explicit MemoryStore(const BlockShape& shape);
   double* block(slot_t slot) override { return data_.get() + shape_->block_offset(slot); }
-  const double* block(slot_t slot) const override { return data_.get() + shape_->block_offset(slot); }
+  const double* block(slot_t slot) const override {
+    return data_.get() + shape_->block_offset(slot);
+  }
   const char* kind() const override { return "memory"; }
 
  private:

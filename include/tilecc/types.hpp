@@ -5,11 +5,11 @@
 
 namespace tilecc {
 
-using extent_t = std::int64_t;    ///< a number of orbitals or elements, an offset
-using tile_t = std::int32_t;      ///< a tile's index within its index space
-using slot_t = std::int64_t;      ///< a stored (canonical) block's index within a tensor
-using block_id_t = std::uint64_t; ///< a block's linear index in the tile grid of a tensor
-using task_id_t = std::int64_t;   ///< a task's index within a plan
+using extent_t = std::int64_t;     ///< a number of orbitals or elements, an offset
+using tile_t = std::int32_t;       ///< a tile's index within its index space
+using slot_t = std::int64_t;       ///< a stored (canonical) block's index within a tensor
+using block_id_t = std::uint64_t;  ///< a block's linear index in the tile grid of a tensor
+using task_id_t = std::int64_t;    ///< a task's index within a plan
 
 /** Tensors have at most this many indices (CCSDT needs 6; 8 leaves room). */
 inline constexpr int max_rank = 8;

@@ -1,11 +1,12 @@
 // Contraction plans, the executor, and running them.
+#include "tilecc/contract.hpp"
+
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
-#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
-#include "tilecc/contract.hpp"
 #include "tilecc/ops.hpp"
 
 namespace nb = nanobind;
@@ -40,12 +41,14 @@ void bind_contract(nb::module_& m) {
       .def_rw("quantum", &PolicyOptions::quantum);
 
   nb::class_<ContractionPlan>(m, "ContractionPlan")
-      .def("__init__",
-           [](ContractionPlan* self, const OperandTuple& c, const OperandTuple& a, const OperandTuple& b) {
-             nb::gil_scoped_release release;
-             new (self) ContractionPlan(operand(c), operand(a), operand(b));
-           },
-           nb::arg("c"), nb::arg("a"), nb::arg("b"))
+      .def(
+          "__init__",
+          [](ContractionPlan* self, const OperandTuple& c, const OperandTuple& a,
+             const OperandTuple& b) {
+            nb::gil_scoped_release release;
+            new (self) ContractionPlan(operand(c), operand(a), operand(b));
+          },
+          nb::arg("c"), nb::arg("a"), nb::arg("b"))
       .def_prop_ro("num_tasks", [](const ContractionPlan& p) { return p.tasks().size(); })
       .def_prop_ro("num_products", &ContractionPlan::num_products)
       .def_prop_ro("dense_flops", &ContractionPlan::dense_flops)
@@ -55,50 +58,57 @@ void bind_contract(nb::module_& m) {
       .def_prop_ro("scratch_bytes_per_worker", &ContractionPlan::scratch_bytes_per_worker)
       .def_prop_ro("permuted_operands", &ContractionPlan::permuted_operands)
       .def_prop_ro("inspector_seconds", &ContractionPlan::inspector_seconds)
-      .def_prop_ro("output_mode", [](const ContractionPlan& p) {
-        switch (p.output()) {
-          case ContractionPlan::Output::direct: return "direct";
-          case ContractionPlan::Output::transposed: return "transposed";
-          default: return "buffered";
-        }
-      })
+      .def_prop_ro("output_mode",
+                   [](const ContractionPlan& p) {
+                     switch (p.output()) {
+                       case ContractionPlan::Output::direct:
+                         return "direct";
+                       case ContractionPlan::Output::transposed:
+                         return "transposed";
+                       default:
+                         return "buffered";
+                     }
+                   })
       .def_prop_ro("task_costs", &ContractionPlan::task_costs)
       .def("summary", &ContractionPlan::summary);
 
-  m.def("contract",
-        [](const ContractionPlan& plan, double alpha, const BlockTensor& a, const BlockTensor& b,
-           BlockTensor& c, Executor& ex) {
-          ContractStats s;
-          {
-            nb::gil_scoped_release release;
-            s = contract(plan, alpha, a, b, c, ex);
-          }
-          nb::dict d = run_stats(s.run);
-          d["flops"] = s.flops;
-          return d;
-        },
-        nb::arg("plan"), nb::arg("alpha"), nb::arg("a"), nb::arg("b"), nb::arg("c"),
-        nb::arg("executor"));
-
-  m.def("add",
-        [](const OperandTuple& c_labels, BlockTensor& c, const OperandTuple& a_labels,
-           const BlockTensor& a, double alpha, double beta, Executor& ex) {
+  m.def(
+      "contract",
+      [](const ContractionPlan& plan, double alpha, const BlockTensor& a, const BlockTensor& b,
+         BlockTensor& c, Executor& ex) {
+        ContractStats s;
+        {
           nb::gil_scoped_release release;
-          add(operand(c_labels), c, operand(a_labels), a, alpha, beta, ex);
-        },
-        nb::arg("c_labels"), nb::arg("c"), nb::arg("a_labels"), nb::arg("a"), nb::arg("alpha"),
-        nb::arg("beta"), nb::arg("executor"));
+          s = contract(plan, alpha, a, b, c, ex);
+        }
+        nb::dict d = run_stats(s.run);
+        d["flops"] = s.flops;
+        return d;
+      },
+      nb::arg("plan"), nb::arg("alpha"), nb::arg("a"), nb::arg("b"), nb::arg("c"),
+      nb::arg("executor"));
 
-  m.def("run_empty_tasks",
-        [](task_id_t n, Executor& ex) {
-          RunStats r;
-          {
-            nb::gil_scoped_release release;
-            r = run_empty_tasks(n, ex);
-          }
-          return run_stats(r);
-        },
-        nb::arg("tasks"), nb::arg("executor"));
+  m.def(
+      "add",
+      [](const OperandTuple& c_labels, BlockTensor& c, const OperandTuple& a_labels,
+         const BlockTensor& a, double alpha, double beta, Executor& ex) {
+        nb::gil_scoped_release release;
+        add(operand(c_labels), c, operand(a_labels), a, alpha, beta, ex);
+      },
+      nb::arg("c_labels"), nb::arg("c"), nb::arg("a_labels"), nb::arg("a"), nb::arg("alpha"),
+      nb::arg("beta"), nb::arg("executor"));
+
+  m.def(
+      "run_empty_tasks",
+      [](task_id_t n, Executor& ex) {
+        RunStats r;
+        {
+          nb::gil_scoped_release release;
+          r = run_empty_tasks(n, ex);
+        }
+        return run_stats(r);
+      },
+      nb::arg("tasks"), nb::arg("executor"));
 }
 
 }  // namespace tilecc::python

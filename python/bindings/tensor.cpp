@@ -1,4 +1,6 @@
 // Block shapes, block tensors and the element-wise operations on them.
+#include "tilecc/tensor.hpp"
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -8,7 +10,6 @@
 #include "bindings.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/ops.hpp"
-#include "tilecc/tensor.hpp"
 
 namespace nb = nanobind;
 
@@ -43,59 +44,72 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("stored_elements", &BlockShape::stored_elements)
       .def_prop_ro("nonzero_elements", &BlockShape::nonzero_elements)
       .def_prop_ro("dense_elements", &BlockShape::dense_elements)
-      .def("block_tiles", [](const BlockShape& s, slot_t b) {
-        TILECC_CHECK(b >= 0 && b < s.num_blocks(), "block ", b, " does not exist; the tensor has ",
-                     s.num_blocks(), " stored blocks.");
-        return std::vector<tile_t>(s.block_tiles(b), s.block_tiles(b) + s.rank());
-      })
+      .def("block_tiles",
+           [](const BlockShape& s, slot_t b) {
+             TILECC_CHECK(b >= 0 && b < s.num_blocks(), "block ", b,
+                          " does not exist; the tensor has ", s.num_blocks(), " stored blocks.");
+             return std::vector<tile_t>(s.block_tiles(b), s.block_tiles(b) + s.rank());
+           })
       .def("orbit_size", &BlockShape::orbit_size)
-      .def("allowed", [](const BlockShape& s, const std::vector<tile_t>& tiles) {
-        TILECC_CHECK(static_cast<int>(tiles.size()) == s.rank(), "give one tile per index.");
-        for (int k = 0; k < s.rank(); ++k)
-          TILECC_CHECK(tiles[static_cast<std::size_t>(k)] >= 0 && tiles[static_cast<std::size_t>(k)] < s.space(k).num_tiles(),
-                       "tile ", tiles[static_cast<std::size_t>(k)], " of index ", k, " is out of range.");
-        return s.allowed(tiles.data());
-      })
-      .def("__eq__", [](const BlockShape& a, const BlockShape& b) { return a == b; })
+      .def("allowed",
+           [](const BlockShape& s, const std::vector<tile_t>& tiles) {
+             TILECC_CHECK(static_cast<int>(tiles.size()) == s.rank(), "give one tile per index.");
+             for (int k = 0; k < s.rank(); ++k)
+               TILECC_CHECK(tiles[static_cast<std::size_t>(k)] >= 0 &&
+                                tiles[static_cast<std::size_t>(k)] < s.space(k).num_tiles(),
+                            "tile ", tiles[static_cast<std::size_t>(k)], " of index ", k,
+                            " is out of range.");
+             return s.allowed(tiles.data());
+           })
+      .def("equals", [](const BlockShape& a, const BlockShape& b) { return a == b; })
       .def("describe", &BlockShape::describe);
 
   nb::class_<BlockTensor>(m, "BlockTensor")
       .def(nb::init<ShapePtr>(), nb::arg("shape"))
       .def_prop_ro("shape", &BlockTensor::shape_ptr)
       .def("zero", &BlockTensor::zero)
-      .def("fill", [](BlockTensor& t, double v) { fill(t, v); }, nb::arg("value"))
-      .def("fill_random", [](BlockTensor& t, std::uint64_t seed) { fill_random(t, seed); },
-           nb::arg("seed"))
-      .def("scale", [](BlockTensor& t, double a) { scale(t, a); }, nb::arg("alpha"))
+      .def(
+          "fill", [](BlockTensor& t, double v) { fill(t, v); }, nb::arg("value"))
+      .def(
+          "fill_random", [](BlockTensor& t, std::uint64_t seed) { fill_random(t, seed); },
+          nb::arg("seed"))
+      .def(
+          "scale", [](BlockTensor& t, double a) { scale(t, a); }, nb::arg("alpha"))
       .def("symmetrize", [](BlockTensor& t) { symmetrize(t); })
-      .def("divide_by_denominators",
-           [](BlockTensor& t, const std::vector<int>& signs, double shift) {
-             divide_by_denominators(t, signs, shift);
-           },
-           nb::arg("signs"), nb::arg("shift") = 0.0)
-      .def("from_dense",
-           [](BlockTensor& t, DenseIn a) {
-             check_dense(t.shape(), a, "the dense");
-             from_dense(t, a.data());
-           },
-           nb::arg("array"))
-      .def("to_dense",
-           [](const BlockTensor& t, DenseOut out) {
-             check_dense(t.shape(), out, "the output");
-             std::fill_n(out.data(), t.shape().dense_elements(), 0.0);
-             to_dense(t, out.data());
-           },
-           nb::arg("out"))
-      .def("block",
-           [](BlockTensor& t, slot_t b) {
-             const BlockShape& s = t.shape();
-             TILECC_CHECK(b >= 0 && b < s.num_blocks(), "block ", b, " does not exist; the tensor has ",
-                          s.num_blocks(), " stored blocks.");
-             std::vector<std::size_t> shape;
-             for (int k = 0; k < s.rank(); ++k) shape.push_back(static_cast<std::size_t>(s.block_extent(b, k)));
-             return nb::ndarray<nb::numpy, double>(t.block(b), shape.size(), shape.data(), nb::handle());
-           },
-           nb::arg("slot"), nb::rv_policy::reference_internal);
+      .def(
+          "divide_by_denominators",
+          [](BlockTensor& t, const std::vector<int>& signs, double shift) {
+            divide_by_denominators(t, signs, shift);
+          },
+          nb::arg("signs"), nb::arg("shift") = 0.0)
+      .def(
+          "from_dense",
+          [](BlockTensor& t, DenseIn a) {
+            check_dense(t.shape(), a, "the dense");
+            from_dense(t, a.data());
+          },
+          nb::arg("array"))
+      .def(
+          "to_dense",
+          [](const BlockTensor& t, DenseOut out) {
+            check_dense(t.shape(), out, "the output");
+            std::fill_n(out.data(), t.shape().dense_elements(), 0.0);
+            to_dense(t, out.data());
+          },
+          nb::arg("out"))
+      .def(
+          "block",
+          [](BlockTensor& t, slot_t b) {
+            const BlockShape& s = t.shape();
+            TILECC_CHECK(b >= 0 && b < s.num_blocks(), "block ", b,
+                         " does not exist; the tensor has ", s.num_blocks(), " stored blocks.");
+            std::vector<std::size_t> shape;
+            for (int k = 0; k < s.rank(); ++k)
+              shape.push_back(static_cast<std::size_t>(s.block_extent(b, k)));
+            return nb::ndarray<nb::numpy, double>(t.block(b), shape.size(), shape.data(),
+                                                  nb::handle());
+          },
+          nb::arg("slot"), nb::rv_policy::reference_internal);
 }
 
 }  // namespace tilecc::python

@@ -6,16 +6,16 @@ A quick look::
     >>> o = tilecc.Space.spin_orbitals(irreps=[0, 1], tile=4, kind="occupied", name="o")
     >>> v = tilecc.Space.spin_orbitals(irreps=[0, 1, 1, 0, 1], tile=4, kind="virtual", name="v")
     >>> t2 = tilecc.Tensor([o, o, v, v], symmetry=tilecc.antisymmetric_pairs(4), name="t2")
-    >>> t2.fill_random(seed=1)
+    >>> t2.fill_random_(seed=1)
     >>> r2 = tilecc.Tensor.like(t2, name="r2")
     >>> r2["ijab"] = t2["jiba"]            # t_ij^ab = t_ji^ba for an antisymmetric t2
     >>> bool(np.allclose(r2.to_dense(), t2.to_dense()))
     True
 """
 
-from tilecc import _blas, _core
+from tilecc import _blas, _core, measure  # noqa: F401  (tilecc.measure is public)
 from tilecc.context import Context, default_context
-from tilecc.expr import Labelled, Sum, Term
+from tilecc.expr import Labelled, Sum, Term, plan_for
 from tilecc.space import Space
 from tilecc.symmetry import (
     antisymmetric,
@@ -43,5 +43,6 @@ __all__ = [
     "bra_ket_swap",
     "default_context",
     "pair_swap",
+    "plan_for",
     "symmetric",
 ]

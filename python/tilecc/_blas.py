@@ -9,7 +9,7 @@ from tilecc import _core
 
 
 def default_library() -> str:
-    """The BLAS shared library tilecc uses: $TILECC_BLAS_LIBRARY, else the scipy-openblas32 package's.
+    """The BLAS shared library tilecc uses: $TILECC_BLAS_LIBRARY, else scipy-openblas32's.
 
     OpenBLAS won the DGEMM comparison on our machines (see README, "BLAS"); MKL from PyPI is a
     drop-in alternative through TILECC_BLAS_LIBRARY=/path/to/libmkl_rt.so.2.

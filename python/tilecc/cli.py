@@ -44,8 +44,9 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tilecc", description="Block-sparse tensor contractions "
-                                     "for coupled-cluster methods.")
+    parser = argparse.ArgumentParser(
+        prog="tilecc", description="Block-sparse tensor contractions for coupled-cluster methods."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("info", help="version, BLAS, kernels, threads and build options")
     p.set_defaults(handler=_info)

@@ -69,8 +69,10 @@ class Context:
         if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
             raise ValueError(f"threads must be a whole number >= 1, got {self.threads!r}.")
         if isinstance(self.quantum, bool) or not isinstance(self.quantum, int) or self.quantum < 1:
-            raise ValueError(f"quantum (tasks per counter fetch) must be a whole number >= 1, "
-                             f"got {self.quantum!r}.")
+            raise ValueError(
+                f"quantum (tasks per counter fetch) must be a whole number >= 1, "
+                f"got {self.quantum!r}."
+            )
         options = _core.PolicyOptions()
         options.quantum = self.quantum
         self._executor = _core.Executor(self.threads, self.policy, options)
@@ -82,8 +84,13 @@ class Context:
     def executor(self) -> Any:
         return self._executor
 
-    def shape(self, spaces: tuple[Any, ...], generators: tuple[tuple[tuple[int, ...], int], ...],
-              spin_sides: tuple[int, ...], irrep: int) -> tuple[int, Any]:
+    def shape(
+        self,
+        spaces: tuple[Any, ...],
+        generators: tuple[tuple[tuple[int, ...], int], ...],
+        spin_sides: tuple[int, ...],
+        irrep: int,
+    ) -> tuple[int, Any]:
         """The interned core shape (and its id) for this structure: tensors of one structure share
         one shape, and so share plans."""
         key = (tuple(id(s._core) for s in spaces), generators, spin_sides, irrep)
@@ -95,14 +102,19 @@ class Context:
             self._shapes[key] = found
         return found[0], found[1]
 
-    def plan(self, c: tuple[int, Any, tuple[str, ...], str], a: tuple[int, Any, tuple[str, ...], str],
-             b: tuple[int, Any, tuple[str, ...], str]) -> Any:
+    def plan(
+        self,
+        c: tuple[int, Any, tuple[str, ...], str],
+        a: tuple[int, Any, tuple[str, ...], str],
+        b: tuple[int, Any, tuple[str, ...], str],
+    ) -> Any:
         """The cached plan for c += a * b; each argument is (shape id, shape, labels, name)."""
         key = (c[0], c[2], a[0], a[2], b[0], b[2])
         entry = self._plans.get(key)
         if entry is None:
-            plan = _core.ContractionPlan((c[1], list(c[2]), c[3]), (a[1], list(a[2]), a[3]),
-                                         (b[1], list(b[2]), b[3]))
+            plan = _core.ContractionPlan(
+                (c[1], list(c[2]), c[3]), (a[1], list(a[2]), a[3]), (b[1], list(b[2]), b[3])
+            )
             entry = _PlanEntry(plan)
             self._plans[key] = entry
             self.stats.plans_built += 1

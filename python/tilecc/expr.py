@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,24 +40,35 @@ def parse_labels(key: LabelKey, tensor: Tensor) -> Labels:
     ('o1', 'o2', 'v1', 'v2')
     """
     if isinstance(key, str):
-        labels = tuple(x for x in re.split(r"[,\s]+", key.strip()) if x) if re.search(r"[,\s]", key) \
+        labels = (
+            tuple(x for x in re.split(r"[,\s]+", key.strip()) if x)
+            if re.search(r"[,\s]", key)
             else tuple(key)
+        )
     elif isinstance(key, Sequence) and all(isinstance(x, str) for x in key):
         labels = tuple(key)
     else:
-        raise ValueError(f"{tensor.name}: index it with a label string such as 'ijab' or a tuple "
-                         f"of labels, got {key!r}.")
+        raise ValueError(
+            f"{tensor.name}: index it with a label string such as 'ijab' or a tuple "
+            f"of labels, got {key!r}."
+        )
     if len(labels) != tensor.rank:
-        raise ValueError(f"{tensor.name}[{','.join(labels)}]: {len(labels)} labels for a tensor "
-                         f"with {tensor.rank} indices; give one label per index.")
+        raise ValueError(
+            f"{tensor.name}[{','.join(labels)}]: {len(labels)} labels for a tensor "
+            f"with {tensor.rank} indices; give one label per index."
+        )
     for label in labels:
         if not _LABEL.match(label):
-            raise ValueError(f"{tensor.name}: label {label!r} is not a name (a letter, then "
-                             f"letters, digits or _).")
+            raise ValueError(
+                f"{tensor.name}: label {label!r} is not a name (a letter, then "
+                f"letters, digits or _)."
+            )
     if len(set(labels)) != len(labels):
         twice = next(x for x in labels if labels.count(x) > 1)
-        raise ValueError(f"{tensor.name}[{','.join(labels)}] uses label {twice!r} twice; traces "
-                         f"and diagonals are not supported, so give every index its own label.")
+        raise ValueError(
+            f"{tensor.name}[{','.join(labels)}] uses label {twice!r} twice; traces "
+            f"and diagonals are not supported, so give every index its own label."
+        )
     for label, space in zip(labels, tensor.spaces):
         expected = _label_kind(label)
         if expected is not None and space.kind not in ("general", expected):
@@ -150,8 +161,9 @@ class Term:
                     f"product of two of them in an intermediate tensor first."
                 )
             return Term(self.coef * other.coef, self.factors + other.factors)
-        raise ValueError(f"cannot multiply {self.show()} by {other!r}; multiply by numbers or "
-                         f"labelled tensors.")
+        raise ValueError(
+            f"cannot multiply {self.show()} by {other!r}; multiply by numbers or labelled tensors."
+        )
 
     __rmul__ = __mul__
 
@@ -206,8 +218,9 @@ class Sum:
     def __mul__(self, other: object) -> Sum:
         if isinstance(other, (int, float, np.floating, np.integer)) and not isinstance(other, bool):
             return Sum(tuple(t * other for t in self.terms))
-        raise ValueError("a sum of terms can be multiplied only by a number; expand the product "
-                         "into terms.")
+        raise ValueError(
+            "a sum of terms can be multiplied only by a number; expand the product into terms."
+        )
 
     __rmul__ = __mul__
 
@@ -215,7 +228,7 @@ class Sum:
         return " + ".join(t.show() for t in self.terms) or "0"
 
 
-Expression = Union[Labelled, Term, Sum]
+Expression = Labelled | Term | Sum
 
 
 @dataclass(frozen=True)
@@ -247,15 +260,22 @@ def _check_term(term: Term, target: Labelled) -> None:
     all_labels = [x for f in term.factors for x in f.labels]
     too_often = [x for x in set(all_labels) if all_labels.count(x) > 2]
     if too_often:
-        raise ValueError(f"{target.show()} = {term.show()}: label {too_often[0]!r} appears more "
-                         f"than twice; a label is either free or summed over two factors.")
+        raise ValueError(
+            f"{target.show()} = {term.show()}: label {too_often[0]!r} appears more "
+            f"than twice; a label is either free or summed over two factors."
+        )
     if sorted(free) != sorted(target.labels):
         missing = [x for x in target.labels if x not in free]
         extra = [x for x in free if x not in target.labels]
-        detail = (f"label {missing[0]!r} of the output is not a free label of the term"
-                  if missing else f"label {extra[0]!r} is neither summed nor in the output")
-        raise ValueError(f"{target.show()} = {term.show()}: {detail}; the free labels of every "
-                         f"term must be exactly the output's labels.")
+        detail = (
+            f"label {missing[0]!r} of the output is not a free label of the term"
+            if missing
+            else f"label {extra[0]!r} is neither summed nor in the output"
+        )
+        raise ValueError(
+            f"{target.show()} = {term.show()}: {detail}; the free labels of every "
+            f"term must be exactly the output's labels."
+        )
     spaces: dict[str, object] = {}
     for f in (target, *term.factors):
         for label, space in zip(f.labels, f.tensor.spaces):
@@ -284,9 +304,8 @@ def _equivalence_sign(t1: Term, t2: Term, free: frozenset[str]) -> int | None:
                 # a[La] = s * a[g.La]; the term matches if g.La, renamed, is Lb.
                 for k, p in enumerate(perm):
                     src, dst = a.labels[p], b.labels[k]
-                    if (src in free or dst in free) and src != dst:
-                        ok = False
-                    elif rename.setdefault(src, dst) != dst:
+                    crosses = (src in free or dst in free) and src != dst
+                    if crosses or rename.setdefault(src, dst) != dst:
                         ok = False
                 sign *= s
             if ok and len(set(rename.values())) == len(rename):
@@ -301,8 +320,12 @@ def _check_output_symmetry(target: Labelled, expr: Sum) -> None:
     for perm, sign in target.tensor.symmetry:
         rename = {target.labels[k]: target.labels[p] for k, p in enumerate(perm)}
         moved = [
-            Term(t.coef, tuple(
-                Labelled(f.tensor, tuple(rename.get(x, x) for x in f.labels)) for f in t.factors))
+            Term(
+                t.coef,
+                tuple(
+                    Labelled(f.tensor, tuple(rename.get(x, x) for x in f.labels)) for f in t.factors
+                ),
+            )
             for t in expr.terms
         ]
         buckets: list[tuple[Term, float]] = []
@@ -345,9 +368,15 @@ def assign(target: Tensor, labels: Labels, value: object, *, accumulate: bool) -
 
         scratch = Tensor.like(target, name=target.name)
         _accumulate(scratch, labels, expr)
-        _core.add((target._shape, list(labels), target.name), target._core,
-                  (scratch._shape, list(labels), target.name), scratch._core, 1.0,
-                  1.0 if accumulate else 0.0, target.context.executor)
+        _core.add(
+            (target._shape, list(labels), target.name),
+            target._core,
+            (scratch._shape, list(labels), target.name),
+            scratch._core,
+            1.0,
+            1.0 if accumulate else 0.0,
+            target.context.executor,
+        )
         return
     if not accumulate:
         target.zero_()
@@ -359,21 +388,45 @@ def _accumulate(target: Tensor, labels: Labels, expr: Sum) -> None:
     for term in expr.terms:
         for f in term.factors:
             if f.tensor.context is not ctx:
-                raise ValueError(f"{f.show()} belongs to another context than {target.name}; "
-                                 f"create all tensors of one calculation in one context.")
+                raise ValueError(
+                    f"{f.show()} belongs to another context than {target.name}; "
+                    f"create all tensors of one calculation in one context."
+                )
         if len(term.factors) == 1:
             (a,) = term.factors
-            _core.add((target._shape, list(labels), target.name), target._core,
-                      (a.tensor._shape, list(a.labels), a.tensor.name), a.tensor._core,
-                      term.coef, 1.0, ctx.executor)
+            _core.add(
+                (target._shape, list(labels), target.name),
+                target._core,
+                (a.tensor._shape, list(a.labels), a.tensor.name),
+                a.tensor._core,
+                term.coef,
+                1.0,
+                ctx.executor,
+            )
         else:
             a, b = term.factors
-            plan = ctx.plan((target._shape_id, target._shape, labels, target.name),
-                            (a.tensor._shape_id, a.tensor._shape, a.labels, a.tensor.name),
-                            (b.tensor._shape_id, b.tensor._shape, b.labels, b.tensor.name))
-            run = _core.contract(plan, term.coef, a.tensor._core, b.tensor._core, target._core,
-                                 ctx.executor)
+            plan = plan_for(Labelled(target, labels), term)
+            run = _core.contract(
+                plan, term.coef, a.tensor._core, b.tensor._core, target._core, ctx.executor
+            )
             ctx.record(plan, run)
+
+
+def plan_for(target: Labelled, term: Term) -> Any:
+    """The (cached) contraction plan of ``target += term`` for a two-factor term: its repr-like
+    ``summary()``, task and flop counts tell what executing it will cost."""
+    if len(term.factors) != 2:
+        raise ValueError(
+            f"{term.show()} is not a contraction of two tensors; only those have plans."
+        )
+    _check_term(term, target)
+    a, b = term.factors
+    t = target.tensor
+    return t.context.plan(
+        (t._shape_id, t._shape, target.labels, t.name),
+        (a.tensor._shape_id, a.tensor._shape, a.labels, a.tensor.name),
+        (b.tensor._shape_id, b.tensor._shape, b.labels, b.tensor.name),
+    )
 
 
 def evaluate_scalar(expr: Expression) -> float:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tilecc import _core
+from tilecc.typing import FloatSequence
 
 _KINDS = {
     "general": _core.SpaceKind.general,
@@ -41,14 +42,16 @@ class Space:
         irreps: Sequence[int],
         *,
         spins: Sequence[object] | None = None,
-        energies: Sequence[float] | None = None,
+        energies: FloatSequence | None = None,
         tile: int = 16,
         kind: str = "general",
         name: str = "",
     ) -> None:
         n = len(irreps)
         if kind not in _KINDS:
-            raise ValueError(f"space {name!r}: kind must be one of {', '.join(_KINDS)}, got {kind!r}.")
+            raise ValueError(
+                f"space {name!r}: kind must be one of {', '.join(_KINDS)}, got {kind!r}."
+            )
         if isinstance(tile, bool) or not isinstance(tile, (int, np.integer)):
             raise ValueError(f"space {name!r}: tile size must be a whole number, got {tile!r}.")
         spin_list = [None] * n if spins is None else list(spins)
@@ -71,26 +74,51 @@ class Space:
         self.kind = kind
 
     @classmethod
-    def spatial(cls, size: int, *, tile: int = 16, kind: str = "general", name: str = "",
-                irreps: Sequence[int] | None = None,
-                energies: Sequence[float] | None = None) -> Space:
+    def spatial(
+        cls,
+        size: int,
+        *,
+        tile: int = 16,
+        kind: str = "general",
+        name: str = "",
+        irreps: Sequence[int] | None = None,
+        energies: FloatSequence | None = None,
+    ) -> Space:
         """Spatial orbitals (no spin), all totally symmetric unless irreps are given."""
-        return cls(list(irreps) if irreps is not None else [0] * size, energies=energies,
-                   tile=tile, kind=kind, name=name)
+        return cls(
+            list(irreps) if irreps is not None else [0] * size,
+            energies=energies,
+            tile=tile,
+            kind=kind,
+            name=name,
+        )
 
     @classmethod
-    def spin_orbitals(cls, irreps: Sequence[int], *, energies: Sequence[float] | None = None,
-                      beta_irreps: Sequence[int] | None = None,
-                      beta_energies: Sequence[float] | None = None, tile: int = 16,
-                      kind: str = "general", name: str = "") -> Space:
+    def spin_orbitals(
+        cls,
+        irreps: Sequence[int],
+        *,
+        energies: FloatSequence | None = None,
+        beta_irreps: Sequence[int] | None = None,
+        beta_energies: FloatSequence | None = None,
+        tile: int = 16,
+        kind: str = "general",
+        name: str = "",
+    ) -> Space:
         """Alpha orbitals with these irreps followed by beta ones (the same, unless given)."""
         b_irreps = list(irreps) if beta_irreps is None else list(beta_irreps)
         a_en = [0.0] * len(irreps) if energies is None else list(energies)
         b_en = list(a_en) if beta_energies is None else list(beta_energies)
         if beta_energies is None and beta_irreps is not None:
             b_en = [0.0] * len(b_irreps)
-        return cls([*irreps, *b_irreps], spins=["alpha"] * len(irreps) + ["beta"] * len(b_irreps),
-                   energies=[*a_en, *b_en], tile=tile, kind=kind, name=name)
+        return cls(
+            [*irreps, *b_irreps],
+            spins=["alpha"] * len(irreps) + ["beta"] * len(b_irreps),
+            energies=[*a_en, *b_en],
+            tile=tile,
+            kind=kind,
+            name=name,
+        )
 
     @property
     def size(self) -> int:
@@ -131,7 +159,7 @@ class Space:
         return np.asarray(self._core.energies)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Space) and bool(self._core == other._core)
+        return isinstance(other, Space) and bool(self._core.equals(other._core))
 
     def __hash__(self) -> int:
         return hash(self._core.describe())

@@ -7,8 +7,10 @@ from tilecc.typing import Generator
 
 def _swap(rank: int, i: int, j: int) -> list[int]:
     if not (0 <= i < rank and 0 <= j < rank and i != j):
-        raise ValueError(f"cannot swap indices {i} and {j} of a rank-{rank} tensor; give two "
-                         f"different indices between 0 and {rank - 1}.")
+        raise ValueError(
+            f"cannot swap indices {i} and {j} of a rank-{rank} tensor; give two "
+            f"different indices between 0 and {rank - 1}."
+        )
     perm = list(range(rank))
     perm[i], perm[j] = j, i
     return perm

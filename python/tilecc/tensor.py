@@ -55,8 +55,9 @@ class Tensor:
         spaces = tuple(spaces)
         for k, s in enumerate(spaces):
             if not isinstance(s, Space):
-                raise ValueError(f"{self.name}: index {k} must be a tilecc.Space, got "
-                                 f"{type(s).__name__}.")
+                raise ValueError(
+                    f"{self.name}: index {k} must be a tilecc.Space, got {type(s).__name__}."
+                )
         generators = tuple(_normalise_generator(self.name, g) for g in symmetry)
         sides = () if spin_sides is None else tuple(int(x) for x in spin_sides)
         self.context = context if context is not None else default_context()
@@ -69,8 +70,14 @@ class Tensor:
     @classmethod
     def like(cls, other: Tensor, name: str = "") -> Tensor:
         """A zero tensor with the same spaces, symmetry and context as ``other``."""
-        return cls(other.spaces, other.symmetry, spin_sides=other.spin_sides, irrep=other.irrep,
-                   name=name or other.name, context=other.context)
+        return cls(
+            other.spaces,
+            other.symmetry,
+            spin_sides=other.spin_sides,
+            irrep=other.irrep,
+            name=name or other.name,
+            context=other.context,
+        )
 
     # -- structure ---------------------------------------------------------------------------
     @property
@@ -144,9 +151,15 @@ class Tensor:
     def copy(self, name: str = "") -> Tensor:
         out = Tensor.like(self, name or self.name)
         labels = tuple(f"p{k}" for k in range(self.rank))
-        _core.add((out._shape, list(labels), out.name), out._core,
-                  (self._shape, list(labels), self.name), self._core, 1.0, 0.0,
-                  self.context.executor)
+        _core.add(
+            (out._shape, list(labels), out.name),
+            out._core,
+            (self._shape, list(labels), self.name),
+            self._core,
+            1.0,
+            0.0,
+            self.context.executor,
+        )
         return out
 
     def to_dense(self) -> np.ndarray:
@@ -163,8 +176,9 @@ class Tensor:
         """
         a = np.ascontiguousarray(array, dtype=np.float64)
         if a.shape != self.shape:
-            raise ValueError(f"{self.name}: the array's shape {a.shape} is not the tensor's "
-                             f"{self.shape}.")
+            raise ValueError(
+                f"{self.name}: the array's shape {a.shape} is not the tensor's {self.shape}."
+            )
         self._core.from_dense(a)
         if check:
             back = self.to_dense()
@@ -172,7 +186,8 @@ class Tensor:
             if worst > atol:
                 where = np.unravel_index(int(np.argmax(np.abs(back - a))), a.shape)
                 raise ValueError(
-                    f"{self.name}: the array breaks the tensor's symmetry or sparsity by {worst:.3g} "
+                    f"{self.name}: the array breaks the tensor's symmetry or sparsity by "
+                    f"{worst:.3g} "
                     f"at index {tuple(int(i) for i in where)}; symmetrize it first or pass "
                     f"check=False to keep only the canonical blocks."
                 )
@@ -204,15 +219,19 @@ class Tensor:
 
     def __repr__(self) -> str:
         spaces = ", ".join(s.name or "?" for s in self.spaces)
-        return (f"Tensor({self.name}: [{spaces}], {len(self.group_elements)} symmetry elements, "
-                f"{self.num_blocks} blocks, {self.stored_elements} of {self.dense_elements} "
-                f"elements stored)")
+        return (
+            f"Tensor({self.name}: [{spaces}], {len(self.group_elements)} symmetry elements, "
+            f"{self.num_blocks} blocks, {self.stored_elements} of {self.dense_elements} "
+            f"elements stored)"
+        )
 
 
-def _normalise_generator(name: str, g: object) -> tuple[tuple[int, ...], int]:
+def _normalise_generator(name: str, g: Any) -> tuple[tuple[int, ...], int]:
     try:
-        perm, sign = g  # type: ignore[misc]
+        perm, sign = g
         return tuple(int(p) for p in perm), int(sign)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: a symmetry generator is a (permutation, sign) pair such as "
-                         f"((1, 0, 2, 3), -1), got {g!r}.") from None
+        raise ValueError(
+            f"{name}: a symmetry generator is a (permutation, sign) pair such as "
+            f"((1, 0, 2, 3), -1), got {g!r}."
+        ) from None

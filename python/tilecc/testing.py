@@ -13,18 +13,29 @@ from tilecc.tensor import Tensor
 from tilecc.typing import Generator
 
 
-def random_space(rng: np.random.Generator, *, size: int, kind: str, name: str, tile: int,
-                 spin: bool, irreps: int) -> Space:
+def random_space(
+    rng: np.random.Generator, *, size: int, kind: str, name: str, tile: int, spin: bool, irreps: int
+) -> Space:
     """A space of ``size`` orbitals per spin (alpha and beta if ``spin``), irreps drawn from
     range(irreps), increasing energies (occupied negative, virtual positive)."""
     base = -2.0 if kind == "occupied" else 0.5
     if spin:
         return Space.spin_orbitals(
-            list(rng.integers(0, irreps, size)), energies=base + np.sort(rng.random(size)),
+            list(rng.integers(0, irreps, size)),
+            energies=base + np.sort(rng.random(size)),
             beta_irreps=list(rng.integers(0, irreps, size)),
-            beta_energies=base + np.sort(rng.random(size)), tile=tile, kind=kind, name=name)
-    return Space(list(rng.integers(0, irreps, size)), energies=base + np.sort(rng.random(size)),
-                 tile=tile, kind=kind, name=name)
+            beta_energies=base + np.sort(rng.random(size)),
+            tile=tile,
+            kind=kind,
+            name=name,
+        )
+    return Space(
+        list(rng.integers(0, irreps, size)),
+        energies=base + np.sort(rng.random(size)),
+        tile=tile,
+        kind=kind,
+        name=name,
+    )
 
 
 def inverse(perm: Sequence[int]) -> list[int]:
@@ -65,16 +76,23 @@ def random_symmetric_dense(tensor: Tensor, rng: np.random.Generator) -> np.ndarr
     return total / len(tensor.group_elements)
 
 
-def make_tensor(spaces: Sequence[Space], symmetry: Sequence[Generator], name: str,
-                context: Context, seed: int | None = None, **kwargs: object) -> Tensor:
+def make_tensor(
+    spaces: Sequence[Space],
+    symmetry: Sequence[Generator],
+    name: str,
+    context: Context,
+    seed: int | None = None,
+    **kwargs: object,
+) -> Tensor:
     t = Tensor(spaces, symmetry, name=name, context=context, **kwargs)  # type: ignore[arg-type]
     if seed is not None:
         t.fill_random_(seed)
     return t
 
 
-def assert_close(actual: np.ndarray, expected: np.ndarray, *, rtol: float = 1e-12,
-                 what: str = "result") -> None:
+def assert_close(
+    actual: np.ndarray, expected: np.ndarray, *, rtol: float = 1e-12, what: str = "result"
+) -> None:
     """|actual - expected| <= rtol * max(1, max|expected|), everywhere."""
     scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
     err = float(np.max(np.abs(actual - expected))) if expected.size else 0.0

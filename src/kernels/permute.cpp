@@ -16,9 +16,12 @@ enum class Mode { overwrite, accumulate, general };
 
 template <Mode mode>
 inline void update(double& d, double alpha, double s, double beta) {
-  if constexpr (mode == Mode::overwrite) d = alpha * s;
-  else if constexpr (mode == Mode::accumulate) d += alpha * s;
-  else d = beta * d + alpha * s;
+  if constexpr (mode == Mode::overwrite)
+    d = alpha * s;
+  else if constexpr (mode == Mode::accumulate)
+    d += alpha * s;
+  else
+    d = beta * d + alpha * s;
 }
 
 struct Layout {
@@ -117,14 +120,17 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
 
 }  // namespace
 
-void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha, const double* src,
-             double beta, double* dst) {
+void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
+             const double* src, double beta, double* dst) {
   for (int k = 0; k < rank; ++k)
     if (src_extents[k] == 0) return;
   const Layout l = simplify(rank, src_extents, axes);
-  if (beta == 0.0) run<Mode::overwrite>(l, alpha, src, beta, dst);
-  else if (beta == 1.0) run<Mode::accumulate>(l, alpha, src, beta, dst);
-  else run<Mode::general>(l, alpha, src, beta, dst);
+  if (beta == 0.0)
+    run<Mode::overwrite>(l, alpha, src, beta, dst);
+  else if (beta == 1.0)
+    run<Mode::accumulate>(l, alpha, src, beta, dst);
+  else
+    run<Mode::general>(l, alpha, src, beta, dst);
 }
 
 const char* permute_kernel_name() {

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import tilecc
 from hypothesis import given
 from hypothesis import strategies as st
-
-import tilecc
 from tilecc.testing import assert_close, random_space, random_symmetric_dense, symmetry_error
 
 ANTI = tilecc.antisymmetric_pairs()
@@ -19,10 +18,24 @@ def problem(draw: st.DrawFn) -> tuple[tilecc.Space, tilecc.Space, int]:
     rng = np.random.default_rng(seed)
     spin = draw(st.booleans())
     irreps = draw(st.sampled_from([1, 2, 4]))
-    o = random_space(rng, size=draw(st.integers(1, 4)), kind="occupied", name="o",
-                     tile=draw(st.integers(1, 5)), spin=spin, irreps=irreps)
-    v = random_space(rng, size=draw(st.integers(1, 6)), kind="virtual", name="v",
-                     tile=draw(st.integers(1, 7)), spin=spin, irreps=irreps)
+    o = random_space(
+        rng,
+        size=draw(st.integers(1, 4)),
+        kind="occupied",
+        name="o",
+        tile=draw(st.integers(1, 5)),
+        spin=spin,
+        irreps=irreps,
+    )
+    v = random_space(
+        rng,
+        size=draw(st.integers(1, 6)),
+        kind="virtual",
+        name="v",
+        tile=draw(st.integers(1, 7)),
+        spin=spin,
+        irreps=irreps,
+    )
     return o, v, seed
 
 
@@ -57,8 +70,9 @@ def test_ring_then_antisymmetrize(p, threads):
     ring = np.einsum("kbcj,ikac->ijab", w.to_dense(), t2.to_dense())
     assert_close(x.to_dense(), ring, what=f"ring (seed {seed})")
     r2["ijab"] = x["ijab"] - x["jiab"] - x["ijba"] + x["jiba"]
-    expected = ring - ring.transpose(1, 0, 2, 3) - ring.transpose(0, 1, 3, 2) \
-        + ring.transpose(1, 0, 3, 2)
+    expected = (
+        ring - ring.transpose(1, 0, 2, 3) - ring.transpose(0, 1, 3, 2) + ring.transpose(1, 0, 3, 2)
+    )
     assert_close(r2.to_dense(), expected, what=f"antisymmetrized ring (seed {seed})")
     assert symmetry_error(r2) < 1e-12
 
@@ -77,7 +91,7 @@ def general_contraction(draw: st.DrawFn):
         label = pool[kind][1].pop(0)
         labels.append(label)
         space_of[label] = pool[kind][0]
-    a_only, b_only, summed = labels[:n_a], labels[n_a:n_a + n_b], labels[n_a + n_b:]
+    a_only, b_only, summed = labels[:n_a], labels[n_a : n_a + n_b], labels[n_a + n_b :]
     la = [str(x) for x in rng.permutation(a_only + summed)]
     lb = [str(x) for x in rng.permutation(b_only + summed)]
     lc = [str(x) for x in rng.permutation(a_only + b_only)]
@@ -89,8 +103,12 @@ def general_contraction(draw: st.DrawFn):
         gens, used = [], set()
         for i in range(len(ls)):
             for j in range(i + 1, len(ls)):
-                if i in used or j in used or space_of[ls[i]] != space_of[ls[j]] \
-                        or sides[i] != sides[j]:
+                if (
+                    i in used
+                    or j in used
+                    or space_of[ls[i]] != space_of[ls[j]]
+                    or sides[i] != sides[j]
+                ):
                     continue
                 if rng.random() < 0.6:
                     swap = list(range(len(ls)))
@@ -99,8 +117,15 @@ def general_contraction(draw: st.DrawFn):
                     used |= {i, j}
         return gens
 
-    return (space_of, la, lb, lc, (symmetry(la, sides_a), sides_a),
-            (symmetry(lb, sides_b), sides_b), seed)
+    return (
+        space_of,
+        la,
+        lb,
+        lc,
+        (symmetry(la, sides_a), sides_a),
+        (symmetry(lb, sides_b), sides_b),
+        seed,
+    )
 
 
 @given(general_contraction(), st.integers(1, 2), st.floats(-2, 2))
@@ -118,8 +143,9 @@ def test_random_contractions_match_einsum(case, threads, alpha):
         got = c.to_dense()
     else:
         got = np.asarray(alpha * float(a[la] * b[lb]))
-    expected = alpha * np.einsum(f"{''.join(la)},{''.join(lb)}->{''.join(lc)}", a.to_dense(),
-                                 b.to_dense())
+    expected = alpha * np.einsum(
+        f"{''.join(la)},{''.join(lb)}->{''.join(lc)}", a.to_dense(), b.to_dense()
+    )
     assert_close(got, expected, what=f"{lc} = {la} * {lb} (seed {seed})")
 
 
@@ -129,10 +155,12 @@ def test_results_do_not_depend_on_threads_or_tile_size(p):
     results = []
     for tile, threads in [(1, 1), (3, 2), (64, 2), (2, 1)]:
         ctx = tilecc.Context(threads=threads)
-        oo = tilecc.Space(o.irreps, spins=o.spins, energies=list(o.energies), tile=tile,
-                          kind="occupied", name="o")
-        vv = tilecc.Space(v.irreps, spins=v.spins, energies=list(v.energies), tile=tile,
-                          kind="virtual", name="v")
+        oo = tilecc.Space(
+            o.irreps, spins=o.spins, energies=list(o.energies), tile=tile, kind="occupied", name="o"
+        )
+        vv = tilecc.Space(
+            v.irreps, spins=v.spins, energies=list(v.energies), tile=tile, kind="virtual", name="v"
+        )
         t2 = tilecc.Tensor([oo, oo, vv, vv], ANTI, name="t2", context=ctx)
         w = tilecc.Tensor([oo, vv, vv, oo], name="w", context=ctx)
         rng = np.random.default_rng(seed)
@@ -155,8 +183,11 @@ def test_contraction_zero_by_symmetry_has_no_tasks():
     s.fill_random_(2)
     assert float(a["ij"] * s["ij"]) == 0.0
     scalar = tilecc.Tensor([], name="x", context=ctx)
-    plan = ctx.plan((scalar._shape_id, scalar._shape, (), "x"),
-                    (a._shape_id, a._shape, ("i", "j"), "a"), (s._shape_id, s._shape, ("i", "j"), "s"))
+    plan = ctx.plan(
+        (scalar._shape_id, scalar._shape, (), "x"),
+        (a._shape_id, a._shape, ("i", "j"), "a"),
+        (s._shape_id, s._shape, ("i", "j"), "s"),
+    )
     assert plan.zero_by_symmetry and plan.num_tasks == 0
 
 
@@ -167,9 +198,11 @@ def test_symmetric_sum_halves_the_flops():
     t2 = tilecc.Tensor([o, o, v, v], ANTI, name="t2", context=ctx)
     w = tilecc.Tensor([v, v, v, v], ANTI, name="w", context=ctx)
     r2 = tilecc.Tensor.like(t2, name="r2")
-    plan = ctx.plan((r2._shape_id, r2._shape, tuple("ijab"), "r2"),
-                    (t2._shape_id, t2._shape, tuple("ijcd"), "t2"),
-                    (w._shape_id, w._shape, tuple("abcd"), "w"))
+    plan = ctx.plan(
+        (r2._shape_id, r2._shape, tuple("ijab"), "r2"),
+        (t2._shape_id, t2._shape, tuple("ijcd"), "t2"),
+        (w._shape_id, w._shape, tuple("abcd"), "w"),
+    )
     # Canonical outputs i<=j, a<=b (with tile 1, diagonal blocks are zero by antisymmetry only
     # element-wise, so they are still computed) and summed pairs c<=d: 10*36*36 products of 2 flops.
     assert plan.summed_symmetry_order == 2

@@ -15,8 +15,8 @@ namespace tilecc::kernels {
 
 /** The fast kernel: fuses axes that stay adjacent, copies contiguous runs when the innermost
  * axis is unchanged, and otherwise transposes in cache-sized 2-D tiles. */
-void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha, const double* src,
-             double beta, double* dst);
+void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
+             const double* src, double beta, double* dst);
 
 /** The plain, obviously correct twin: one loop over every element. */
 void permute_reference(int rank, const extent_t* src_extents, const Axes& axes, double alpha,

@@ -1,0 +1,21 @@
+"""Micro-measurements of the machine and the runtime, for benchmarks and (later) cost models."""
+
+from __future__ import annotations
+
+from tilecc import _blas, _core
+from tilecc.context import Context
+
+
+def dgemm_gflops(threads: int, n: int = 3072, repeats: int = 5) -> float:
+    """GFLOP/s of the best of ``repeats`` n x n x n DGEMMs in tilecc's BLAS on ``threads`` BLAS
+    threads: the rate the engine's GEMMs are measured against."""
+    _blas.ensure_loaded()
+    return float(_core.dgemm_gflops(n, threads, repeats))
+
+
+def dispatch_overhead(threads: int, tasks: int = 1_000_000, policy: str = "counter") -> float:
+    """Seconds per task of running empty tasks through the executor: the scheduling cost every
+    real task pays on top of its work."""
+    ctx = Context(threads=threads, policy=policy)
+    run = _core.run_empty_tasks(tasks, ctx.executor)
+    return float(run["seconds"]) / tasks
