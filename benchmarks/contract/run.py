@@ -20,12 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import tilecc
 from rich.console import Console
 from rich.table import Table
-from tilecc import info, measure
 from tilecc_engine import measure as measure_tilecc
 from workloads import Workload
+
+import tilecc
+from tilecc import info, measure
 
 FULL = {"ladder": [(16, 100)], "ring": [(20, 150)], "tiles": [16, 32, 64], "threads": [1, 2]}
 QUICK = {"ladder": [(10, 60)], "ring": [(10, 60)], "tiles": [16, 32], "threads": [1, 2]}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-import tilecc
 from workloads import Workload
+
+import tilecc
 
 
 def measure(work: Workload, repeats: int) -> dict[str, float]:

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+
 import tilecc
 
 

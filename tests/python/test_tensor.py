@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import tilecc
 from hypothesis import given
 from hypothesis import strategies as st
+
+import tilecc
 from tilecc.testing import (
     allowed_mask,
     assert_close,
