@@ -46,17 +46,28 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
   const BlockShape& cs = c.shape();
   const auto output = plan.output();
 
-  auto body = [&](task_id_t t, int worker) {
-    const ContractionPlan::Task& task = tasks[static_cast<std::size_t>(t)];
-    Workspace& ws = executor.workspace(worker);
-    double* cblock = c.block(task.c_slot);
+  const auto& members = plan.members();
+  const int a_rank = a.shape().rank();
+
+  // Extents of R[M, N] for one output block, in R's axis order.
+  auto r_extents = [&](slot_t c_slot, extent_t* extents) {
+    const auto& pos = plan.output_positions();
+    const tile_t* tiles = cs.block_tiles(c_slot);
+    for (std::size_t q = 0; q < pos.size(); ++q)
+      extents[q] = cs.space(pos[q]).tile(tiles[pos[q]]).extent;
+  };
+
+  // One output block: GEMMs straight into C when its layout allows, else through R.
+  auto single = [&](const ContractionPlan::Task& task, Workspace& ws) {
+    const ContractionPlan::Member& mem = members[static_cast<std::size_t>(task.first_member)];
+    double* cblock = c.block(mem.c_slot);
     double* target = cblock;
+    const extent_t m = mem.m, n = task.n;
     if (output == ContractionPlan::Output::buffered) {
-      target = ws.r.get(task.m * task.n);
-      std::fill_n(target, task.m * task.n, 0.0);
+      target = ws.r.get(m * n);
+      std::fill_n(target, m * n, 0.0);
     }
-    const extent_t m = task.m, n = task.n;
-    for (std::int64_t p = task.first; p < task.last; ++p) {
+    for (std::int64_t p = mem.first; p < mem.first + task.products; ++p) {
       const ContractionPlan::Product& pr = products[static_cast<std::size_t>(p)];
       const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
       const extent_t k = pr.k;
@@ -72,12 +83,51 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
     }
     if (output == ContractionPlan::Output::buffered) {
       extent_t extents[max_rank];
-      const auto& pos = plan.output_positions();
-      const tile_t* tiles = cs.block_tiles(task.c_slot);
-      for (std::size_t q = 0; q < pos.size(); ++q)
-        extents[q] = cs.space(pos[q]).tile(tiles[pos[q]]).extent;
+      r_extents(mem.c_slot, extents);
       kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, target, 1.0, cblock);
     }
+  };
+
+  // Several output blocks sharing their B blocks: per product, their A blocks (sign and weight
+  // folded in) are stacked into one tall matrix and multiplied in one GEMM; the stacked result
+  // is scattered into the output blocks at the end.
+  auto stacked = [&](const ContractionPlan::Task& task, Workspace& ws) {
+    const ContractionPlan::Member* mem = &members[static_cast<std::size_t>(task.first_member)];
+    const std::int64_t count = task.last_member - task.first_member;
+    const extent_t rows = task.rows, n = task.n;
+    double* result = ws.r.get(rows * n);
+    std::fill_n(result, rows * n, 0.0);
+    extent_t extents[max_rank];
+    for (std::int64_t p = 0; p < task.products; ++p) {
+      const ContractionPlan::Product& lead = products[static_cast<std::size_t>(mem[0].first + p)];
+      const ContractionPlan::Recipe& lr = recipes[static_cast<std::size_t>(lead.recipe)];
+      const extent_t k = lead.k;
+      double* stack = ws.a.get(rows * k);
+      for (std::int64_t g = 0; g < count; ++g) {
+        const ContractionPlan::Product& pr = products[static_cast<std::size_t>(mem[g].first + p)];
+        const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
+        for (int q = 0; q < a_rank; ++q) extents[q] = a.shape().block_extent(pr.a_slot, q);
+        kernels::permute(a_rank, extents, r.a_rows, pr.scale, a.block(pr.a_slot), 0.0,
+                         stack + mem[g].row_offset * k);
+      }
+      const double* mb = matrix(lr.b, b, lead.b_slot, ws.b);
+      blas::gemm(false, lr.b.trans, rows, n, k, alpha, stack, k, mb, lr.b.trans ? k : n, 1.0,
+                 result, n);
+    }
+    for (std::int64_t g = 0; g < count; ++g) {
+      r_extents(mem[g].c_slot, extents);
+      kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, result + mem[g].row_offset * n,
+                       1.0, c.block(mem[g].c_slot));
+    }
+  };
+
+  auto body = [&](task_id_t t, int worker) {
+    const ContractionPlan::Task& task = tasks[static_cast<std::size_t>(t)];
+    Workspace& ws = executor.workspace(worker);
+    if (task.last_member - task.first_member == 1)
+      single(task, ws);
+    else
+      stacked(task, ws);
   };
   stats.run = executor.run(plan.task_costs(), body);
   stats.flops = plan.executed_flops();

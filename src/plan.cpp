@@ -136,10 +136,10 @@ void ContractionPlan::build() {
     output_ = Output::transposed;
   } else {
     output_ = Output::buffered;
-    const LabelList r = concat(rows, cols);
-    for (const std::string& l : r) r_positions_.push_back(detail::find_label(c_.labels, l));
-    output_axes_ = axes_between(r, c_.labels);
   }
+  const LabelList r_labels = concat(rows, cols);
+  for (const std::string& l : r_labels) r_positions_.push_back(detail::find_label(c_.labels, l));
+  output_axes_ = axes_between(r_labels, c_.labels);
 
   // H: summed-label permutations realised by both operands. Opposite signs mean A*B sums to 0.
   const auto ha = summed_symmetries(a_, summed), hb = summed_symmetries(b_, summed);
@@ -198,7 +198,8 @@ void ContractionPlan::build() {
       r.a.permute = true;
       if (!db) r.b.permute = true;
     }
-    if (r.a.permute) r.a.axes = axes_between(stored_a, concat(rows, order));
+    r.a_rows = axes_between(stored_a, concat(rows, order));
+    if (r.a.permute) r.a.axes = r.a_rows;
     if (r.b.permute) r.b.axes = axes_between(stored_b, concat(order, cols));
     recipes_.push_back(r);
     const auto id = static_cast<std::int32_t>(recipes_.size() - 1);
@@ -206,16 +207,24 @@ void ContractionPlan::build() {
     return id;
   };
 
+  // One unit per canonical output block with products; units are stacked into tasks below.
+  struct Unit {
+    Member member;
+    extent_t n = 1;
+    std::int64_t last = 0;
+    double flops = 0.0;
+  };
+  std::vector<Unit> units;
   TileTuple ta{}, tb{};
   std::vector<tile_t> u(nk), image(nk);
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
-    Task task;
-    task.c_slot = slot;
-    task.first = num_products();
-    task.m = task.n = 1;
+    Unit task;
+    task.member.c_slot = slot;
+    task.member.first = num_products();
+    task.member.m = 1;
     for (std::size_t p = 0; p < c_.labels.size(); ++p)
-      (detail::find_label(rows, c_.labels[p]) >= 0 ? task.m : task.n) *=
+      (detail::find_label(rows, c_.labels[p]) >= 0 ? task.member.m : task.n) *=
           sc.space(static_cast<int>(p)).tile(tc[p]).extent;
     std::fill(u.begin(), u.end(), 0);
     for (;;) {
@@ -247,13 +256,8 @@ void ContractionPlan::build() {
           for (std::size_t q = 0; q < nk; ++q) pr.k *= summed_space[q]->tile(u[q]).extent;
           products_.push_back(pr);
           const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-          const extent_t scratch = (rc.a.permute ? task.m * pr.k : 0) +
-                                   (rc.b.permute ? pr.k * task.n : 0) +
-                                   (output_ == Output::buffered ? task.m * task.n : 0);
-          scratch_bytes_ =
-              std::max(scratch_bytes_, scratch * static_cast<extent_t>(sizeof(double)));
           permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
-          task.flops += 2.0 * static_cast<double>(task.m) * static_cast<double>(task.n) *
+          task.flops += 2.0 * static_cast<double>(task.member.m) * static_cast<double>(task.n) *
                         static_cast<double>(pr.k);
         }
       }
@@ -262,15 +266,80 @@ void ContractionPlan::build() {
       if (q == 0) break;
     }
     task.last = num_products();
-    if (task.last > task.first) {
+    if (task.last > task.member.first) {
       executed_flops_ += task.flops;
-      tasks_.push_back(task);
+      units.push_back(task);
     }
+  }
+  // Units whose products read the same B blocks, laid out alike, in the same order can share
+  // GEMMs: group them by that signature (in order of first appearance) and stack their rows.
+  auto b_layout = [&](const Product& pr) {
+    const OperandLayout& b = recipes_[static_cast<std::size_t>(pr.recipe)].b;
+    std::int64_t key = (b.permute ? 2 : 0) + (b.trans ? 1 : 0);
+    for (int j = 0; j < sb.rank(); ++j) key = key * 8 + b.axes[static_cast<std::size_t>(j)];
+    return key;
+  };
+  std::map<std::vector<std::int64_t>, std::size_t> group_of;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const Unit& un = units[i];
+    std::vector<std::int64_t> signature = {un.n, un.last - un.member.first};
+    for (std::int64_t p = un.member.first; p < un.last; ++p) {
+      const Product& pr = products_[static_cast<std::size_t>(p)];
+      signature.insert(signature.end(), {pr.b_slot, b_layout(pr), pr.k});
+    }
+    auto [it, fresh] = group_of.emplace(std::move(signature), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  for (const std::vector<std::size_t>& group : groups) {
+    std::vector<Member> members;
+    std::vector<double> flops;
+    for (std::size_t i : group) {
+      members.push_back(units[i].member);
+      flops.push_back(units[i].flops);
+    }
+    const Unit& first = units[group.front()];
+    stack(members, first.n, first.last - first.member.first, flops);
   }
   // Largest tasks first: a shared counter then hands them out like a dynamic LPT.
   std::stable_sort(tasks_.begin(), tasks_.end(),
                    [](const Task& x, const Task& y) { return x.flops > y.flops; });
   for (const Task& t : tasks_) costs_.push_back(t.flops);
+}
+
+void ContractionPlan::stack(const std::vector<Member>& group, extent_t n, std::int64_t products,
+                            const std::vector<double>& flops) {
+  // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone.
+  std::size_t g = 0;
+  while (g < group.size()) {
+    Task task;
+    task.first_member = static_cast<std::int64_t>(members_.size());
+    task.products = products;
+    task.n = n;
+    do {
+      Member m = group[g];
+      m.row_offset = task.rows;
+      task.rows += m.m;
+      task.flops += flops[g];
+      members_.push_back(m);
+      ++g;
+    } while (g < group.size() && task.rows < stack_rows);
+    task.last_member = static_cast<std::int64_t>(members_.size());
+    tasks_.push_back(task);
+    // Scratch of this task: stacked A (or permuted A), B, and R when it is needed.
+    const bool alone = task.last_member - task.first_member == 1;
+    for (std::int64_t p = 0; p < products; ++p) {
+      const Product& pr = products_[static_cast<std::size_t>(
+          members_[static_cast<std::size_t>(task.first_member)].first + p)];
+      const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
+      const extent_t a = (!alone || rc.a.permute) ? task.rows * pr.k : 0;
+      const extent_t b = rc.b.permute ? pr.k * n : 0;
+      const extent_t r = (!alone || output_ == Output::buffered) ? task.rows * n : 0;
+      scratch_bytes_ =
+          std::max(scratch_bytes_, (a + b + r) * static_cast<extent_t>(sizeof(double)));
+    }
+  }
 }
 
 std::string ContractionPlan::summary() const {

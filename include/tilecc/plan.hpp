@@ -56,6 +56,7 @@ class ContractionPlan {
   };
   struct Recipe {
     OperandLayout a, b;
+    Axes a_rows{};  ///< stored A -> [rows, summed] in this recipe's summed order (for stacking)
   };
   struct Product {
     slot_t a_slot = 0, b_slot = 0;
@@ -63,10 +64,23 @@ class ContractionPlan {
     double scale = 1.0;  ///< signs of both operand blocks times the H-orbit weight
     extent_t k = 0;
   };
-  struct Task {
+  /** One output block of a task: its products are [first, first + Task::products). */
+  struct Member {
     slot_t c_slot = 0;
-    std::int64_t first = 0, last = 0;  ///< products [first, last)
-    extent_t m = 0, n = 0;
+    std::int64_t first = 0;
+    extent_t m = 0;           ///< rows of this block's GEMM result
+    extent_t row_offset = 0;  ///< where its rows start in the task's stacked result
+  };
+  /**
+   * A task: one output block, or several whose products read the same B blocks in the same
+   * order (same columns, same summed tiles). Stacking their rows turns many thin GEMMs, each
+   * streaming a B block for a few rows, into one GEMM per B block: how point-group-blocked codes
+   * (Psi4's DPD) keep GEMMs large when symmetry makes blocks small.
+   */
+  struct Task {
+    std::int64_t first_member = 0, last_member = 0;  ///< members [first, last)
+    std::int64_t products = 0;                       ///< products per member
+    extent_t rows = 0, n = 0;                        ///< stacked result is rows x n
     double flops = 0.0;
   };
   /** Where GEMM results go: straight into C (rows-then-columns), into C computing C^T = B^T A^T
@@ -80,14 +94,15 @@ class ContractionPlan {
   const Operand& b() const { return b_; }
 
   const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<Member>& members() const { return members_; }
   const std::vector<Product>& products() const { return products_; }
   const std::vector<Recipe>& recipes() const { return recipes_; }
   /** Estimated cost of each task, in the order of tasks() (for the scheduling policy). */
   const std::vector<double>& task_costs() const { return costs_; }
   Output output() const { return output_; }
-  /** For Output::buffered: C = R.transpose(output_axes()). */
+  /** A block's rows-then-columns result R[M, N] is C = R.transpose(output_axes()). */
   const Axes& output_axes() const { return output_axes_; }
-  /** For Output::buffered: position in C of each axis of R. */
+  /** Position in C of each axis of R[M, N]. */
   const std::vector<int>& output_positions() const { return r_positions_; }
 
   /** 2 * prod(label extents): the flops of the dense contraction without any symmetry. */
@@ -98,7 +113,9 @@ class ContractionPlan {
   bool zero_by_symmetry() const { return zero_by_symmetry_; }
   /** Size of the summed-label symmetry group used (1 when none). */
   int summed_symmetry_order() const { return summed_symmetry_order_; }
-  /** Largest scratch one worker needs (permuted A + permuted B + R), in bytes. */
+  /** Rows a stacked task aims for: enough that a B block is reused across a GEMM's rows. */
+  static constexpr extent_t stack_rows = 256;
+  /** Largest scratch one worker needs (permuted or stacked A, permuted B, R), in bytes. */
   extent_t scratch_bytes_per_worker() const { return scratch_bytes_; }
   std::int64_t num_products() const { return static_cast<std::int64_t>(products_.size()); }
   std::int64_t permuted_operands() const { return permuted_operands_; }
@@ -107,9 +124,12 @@ class ContractionPlan {
 
  private:
   void build();
+  void stack(const std::vector<Member>& group, extent_t n, std::int64_t products,
+             const std::vector<double>& flops);
 
   Operand c_, a_, b_;
   std::vector<Task> tasks_;
+  std::vector<Member> members_;
   std::vector<Product> products_;
   std::vector<Recipe> recipes_;
   std::vector<double> costs_;
