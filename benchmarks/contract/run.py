@@ -63,7 +63,6 @@ def main() -> int:
     grid = QUICK if args.quick else FULL
     console = Console()
     meta = metadata()
-    dgemm = {t: measure.dgemm_gflops(t) for t in grid["threads"]}
     records: list[dict[str, object]] = []
     table = Table(title="tilecc contraction engine vs DGEMM (same BLAS, same run)")
     for col in (
