@@ -220,6 +220,19 @@ void divide_by_denominators(BlockTensor& t, const std::vector<int>& signs, doubl
   }
 }
 
+void pack(const BlockTensor& t, double* out) {
+  const BlockShape& s = t.shape();
+  for (slot_t b = 0; b < s.num_blocks(); ++b) out = std::copy_n(t.block(b), s.block_size(b), out);
+}
+
+void unpack(BlockTensor& t, const double* in) {
+  const BlockShape& s = t.shape();
+  for (slot_t b = 0; b < s.num_blocks(); ++b) {
+    std::copy_n(in, s.block_size(b), t.block(b));
+    in += s.block_size(b);
+  }
+}
+
 void from_dense(BlockTensor& t, const double* dense) {
   const BlockShape& s = t.shape();
   for (slot_t b = 0; b < s.num_blocks(); ++b) {

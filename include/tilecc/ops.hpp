@@ -39,6 +39,13 @@ void symmetrize(BlockTensor& t);
  */
 void divide_by_denominators(BlockTensor& t, const std::vector<int>& signs, double shift = 0.0);
 
+/** The stored elements (canonical blocks, in slot order, no padding) into `out`, which holds
+ *  shape().stored_elements() doubles: the tensor as a vector, for DIIS and checkpoints. */
+void pack(const BlockTensor& t, double* out);
+
+/** The inverse of pack(). */
+void unpack(BlockTensor& t, const double* in);
+
 /** Copy the canonical blocks out of a dense row-major array over the spaces' sorted orbitals. */
 void from_dense(BlockTensor& t, const double* dense);
 

@@ -98,6 +98,25 @@ void bind_tensor(nb::module_& m) {
           },
           nb::arg("out"))
       .def(
+          "pack",
+          [](const BlockTensor& t, DenseOut out) {
+            TILECC_CHECK(out.ndim() == 1 &&
+                             static_cast<extent_t>(out.shape(0)) == t.shape().stored_elements(),
+                         "pack needs a 1-D array of ", t.shape().stored_elements(), " doubles.");
+            pack(t, out.data());
+          },
+          nb::arg("out"))
+      .def(
+          "unpack",
+          [](BlockTensor& t, DenseIn in) {
+            TILECC_CHECK(
+                in.ndim() == 1 && static_cast<extent_t>(in.shape(0)) == t.shape().stored_elements(),
+                "unpack needs a 1-D array of ", t.shape().stored_elements(), " doubles, got ",
+                in.ndim() == 1 ? static_cast<extent_t>(in.shape(0)) : -1, ".");
+            unpack(t, in.data());
+          },
+          nb::arg("values"))
+      .def(
           "block",
           [](BlockTensor& t, slot_t b) {
             const BlockShape& s = t.shape();

@@ -162,6 +162,16 @@ class Tensor:
         )
         return out
 
+    def to_vector(self) -> np.ndarray:
+        """The stored (canonical) elements as one vector: the tensor's independent parameters."""
+        out = np.empty(self.stored_elements)
+        self._core.pack(out)
+        return out
+
+    def from_vector_(self, values: np.ndarray) -> None:
+        """The inverse of :meth:`to_vector`."""
+        self._core.unpack(np.ascontiguousarray(values, dtype=np.float64))
+
     def to_dense(self) -> np.ndarray:
         """The dense array, indexed in each space's sorted orbital order."""
         out = np.zeros(self.shape)

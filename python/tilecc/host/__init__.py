@@ -1,0 +1,1 @@
+"""Hosts: programs that provide molecules, orbitals and integrals to tilecc (PySCF for now)."""

@@ -1,0 +1,167 @@
+"""PySCF adapter: a converged mean-field object -> spin-orbital spaces, Fock and antisymmetrized
+integral tensors for coupled-cluster methods.
+
+Every reference (RHF, UHF, ROHF) is treated through its UHF form: alpha and beta orbitals, their
+Fock matrices built from the reference density (so ROHF's non-canonical Fock terms are kept), and
+<pq||rs> = <pq|rs> - <pq|sr> over spin orbitals. Orbitals carry PySCF's irrep ids (D2h subgroups,
+products by XOR), so tilecc stores and computes only symmetry-allowed blocks.
+
+Integral notation: physicists', antisymmetrized, <pq||rs> = (pr|qs) - (ps|qr) in terms of
+chemists' spatial integrals with matching spins.
+
+Limitation (to be lifted): each integral class (oovv, vvvv, ...) is assembled as one dense
+spin-orbital array before it is loaded block by block, which bounds the molecules to a few hundred
+spin orbitals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tilecc.context import Context, default_context
+from tilecc.space import Space
+from tilecc.symmetry import antisymmetric, antisymmetric_pairs
+from tilecc.tensor import Tensor
+
+#: Index symmetry of each antisymmetrized integral class, as generators over its 4 indices.
+_INTEGRAL_SYMMETRY = {
+    "oooo": antisymmetric_pairs(),
+    "ooov": [antisymmetric(4, 0, 1)],
+    "oovv": antisymmetric_pairs(),
+    "ovov": [],
+    "ovvv": [antisymmetric(4, 2, 3)],
+    "vvvv": antisymmetric_pairs(),
+}
+
+
+@dataclass
+class SpinOrbitalProblem:
+    """What a spin-orbital CC method needs: spaces, Fock blocks, integrals, reference energy."""
+
+    occ: Space
+    vir: Space
+    fock: dict[str, Tensor]  # "oo", "ov", "vv"
+    eri: dict[str, Tensor]  # "oooo", "ooov", "oovv", "ovov", "ovvv", "vvvv": <pq||rs>
+    e_hf: float
+    frozen: int
+    reference: str
+
+
+def default_frozen(mf: Any) -> int:
+    """Core orbitals frozen by default: PySCF's chemical core count for the molecule."""
+    from pyscf.data import elements
+
+    return int(elements.chemcore(mf.mol))
+
+
+def _reference(mf: Any) -> str:
+    from pyscf import scf
+
+    if isinstance(mf, scf.uhf.UHF):
+        return "uhf"
+    if isinstance(mf, scf.rohf.ROHF):
+        return "rohf"
+    if isinstance(mf, scf.hf.RHF):
+        return "rhf"
+    raise ValueError(f"tilecc needs an RHF, UHF or ROHF reference, got {type(mf).__name__}.")
+
+
+def spin_orbital_problem(
+    mf: Any, *, frozen: int | None = None, tile: int = 16, context: Context | None = None
+) -> SpinOrbitalProblem:
+    """Build the spin-orbital CC problem of a converged PySCF mean field.
+
+    Args:
+        mf: a converged RHF, UHF or ROHF object (with or without point-group symmetry).
+        frozen: number of lowest spatial orbitals left uncorrelated; the chemical core if None.
+        tile: tile size of the spaces.
+        context: where the tensors live.
+    """
+    from pyscf import ao2mo, scf
+
+    reference = _reference(mf)
+    if not getattr(mf, "converged", False):
+        raise ValueError(
+            "the mean-field calculation has not converged; converge it first "
+            "(raise max_cycle, or try another initial guess)."
+        )
+    ctx = context if context is not None else default_context()
+    mol = mf.mol
+    umf = scf.addons.convert_to_uhf(mf)
+    coeffs = umf.mo_coeff
+    occupations = umf.mo_occ
+    fock_ao = umf.get_fock(dm=umf.make_rdm1())
+    nfrozen = default_frozen(mf) if frozen is None else int(frozen)
+    nocc = [int(np.count_nonzero(occupations[s] > 0.5)) for s in (0, 1)]
+    if nfrozen < 0 or nfrozen > min(nocc):
+        raise ValueError(
+            f"cannot freeze {nfrozen} orbitals: the reference has {min(nocc)} "
+            f"occupied orbitals of the less occupied spin; freeze between 0 and "
+            f"{min(nocc)}."
+        )
+    if mol.symmetry:
+        orbsym = [np.asarray(scf.hf_symm.get_orbsym(mol, coeffs[s])) for s in (0, 1)]
+    else:
+        orbsym = [np.zeros(coeffs[s].shape[1], dtype=int) for s in (0, 1)]
+
+    # Spin orbitals in "natural" order: alpha occupied, beta occupied | alpha virtual, beta virtual.
+    occ_idx = [np.arange(nfrozen, nocc[s]) for s in (0, 1)]
+    vir_idx = [np.arange(nocc[s], coeffs[s].shape[1]) for s in (0, 1)]
+    fock_mo = [coeffs[s].T @ fock_ao[s] @ coeffs[s] for s in (0, 1)]
+
+    def space(indices: list[np.ndarray], kind: str, name: str) -> Space:
+        return Space(
+            [int(orbsym[s][p]) for s in (0, 1) for p in indices[s]],
+            spins=["alpha"] * len(indices[0]) + ["beta"] * len(indices[1]),
+            energies=[float(fock_mo[s][p, p]) for s in (0, 1) for p in indices[s]],
+            tile=tile,
+            kind=kind,
+            name=name,
+        )
+
+    occ = space(occ_idx, "occupied", "o")
+    vir = space(vir_idx, "virtual", "v")
+    spaces = {"o": occ, "v": vir}
+
+    # Active spin-orbital list: (spin, spatial index) in natural order, occupied then virtual.
+    active = [(s, int(p)) for s in (0, 1) for p in occ_idx[s]] + [
+        (s, int(p)) for s in (0, 1) for p in vir_idx[s]
+    ]
+    n_occ_so = occ.size
+    spin = np.array([s for s, _ in active])
+    # Spatial MO integrals (pq|rs) for each spin pair over the active orbitals of that spin.
+    act = [np.array([p for s, p in active if s == sigma]) for sigma in (0, 1)]
+    pos = [np.flatnonzero(spin == sigma) for sigma in (0, 1)]
+    nso = len(active)
+    g = np.zeros((nso, nso, nso, nso))
+    for s1 in (0, 1):
+        for s2 in (0, 1):
+            c1, c2 = coeffs[s1][:, act[s1]], coeffs[s2][:, act[s2]]
+            n1, n2 = len(act[s1]), len(act[s2])
+            block = ao2mo.general(mol, (c1, c1, c2, c2), compact=False).reshape(n1, n1, n2, n2)
+            g[np.ix_(pos[s1], pos[s1], pos[s2], pos[s2])] = block
+    # <pq||rs> = (pr|qs) - (ps|qr)
+    antisym = g.transpose(0, 2, 1, 3) - g.transpose(0, 2, 3, 1)
+    del g
+
+    # Natural -> sorted order of each space (Space sorts by spin, irrep, energy).
+    sorted_index = {"o": np.array(occ.order), "v": n_occ_so + np.array(vir.order)}
+    eri = {}
+    for name, generators in _INTEGRAL_SYMMETRY.items():
+        idx = [sorted_index[c] for c in name]
+        t = Tensor([spaces[c] for c in name], generators, name=f"<{name}>", context=ctx)
+        t.from_dense_(antisym[np.ix_(*idx)], atol=1e-9)
+        eri[name] = t
+    fock_so = np.zeros((nso, nso))
+    for sigma in (0, 1):
+        fock_so[np.ix_(pos[sigma], pos[sigma])] = fock_mo[sigma][np.ix_(act[sigma], act[sigma])]
+    fock = {}
+    for name in ("oo", "ov", "vv"):
+        idx = [sorted_index[c] for c in name]
+        t = Tensor([spaces[c] for c in name], name=f"f{name}", context=ctx)
+        t.from_dense_(fock_so[np.ix_(*idx)], atol=1e-9)
+        fock[name] = t
+    return SpinOrbitalProblem(occ, vir, fock, eri, float(mf.e_tot), nfrozen, reference)
