@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -33,6 +35,33 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from tilecc.run import NotConvergedError, RunOptions, run
+
+    opts = RunOptions(
+        molecule=args.molecule,
+        basis=args.basis,
+        method=args.method.lower(),
+        charge=args.charge,
+        spin=args.spin,
+        reference=args.reference,
+        frozen_core=args.frozen_core,
+        symmetry=args.symmetry,
+        tile=args.tile,
+        threads=args.threads,
+        conv_tol=args.conv_tol,
+        max_iter=args.max_iter,
+        json=args.json,
+        bohr=args.bohr,
+    )
+    try:
+        run(opts, console)
+    except NotConvergedError as exc:
+        console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        return 3
+    return 0
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -50,6 +79,42 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("info", help="version, BLAS, kernels, threads and build options")
     p.set_defaults(handler=_info)
+    p = sub.add_parser("run", help="a coupled-cluster calculation on a molecule")
+    p.add_argument("molecule", type=Path, help="XYZ file (Ångström; --bohr for Bohr)")
+    p.add_argument("--basis", required=True, help="basis set known to PySCF, e.g. cc-pvdz")
+    p.add_argument(
+        "--method",
+        default="ccsd",
+        type=str.lower,
+        help="ccd or ccsd (ccsd(t), drccd: not yet available)",
+    )
+    p.add_argument("--charge", type=int, default=0)
+    p.add_argument("--spin", type=int, default=0, help="2S = N(alpha) - N(beta)")
+    p.add_argument(
+        "--reference",
+        choices=["rhf", "uhf", "rohf"],
+        help="default: rhf for closed shells, uhf otherwise",
+    )
+    p.add_argument(
+        "--frozen-core",
+        dest="frozen_core",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="freeze the chemical core (default: on)",
+    )
+    p.add_argument(
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="use point-group symmetry (default: on)",
+    )
+    p.add_argument("--tile", type=_positive_int, default=16, help="tile size (orbitals)")
+    p.add_argument("--threads", type=_positive_int, default=None)
+    p.add_argument("--conv-tol", type=float, default=1e-8, help="energy change threshold (Eh)")
+    p.add_argument("--max-iter", type=_positive_int, default=50)
+    p.add_argument("--json", type=Path, help="write the results here (atomically)")
+    p.add_argument("--bohr", action="store_true", help="coordinates are in Bohr")
+    p.set_defaults(handler=_run)
     p = sub.add_parser("demo", help="run and check a demonstration contraction")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads")
     p.set_defaults(handler=_demo)
@@ -63,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args, console))
     except (ValueError, MemoryError, OSError) as exc:
-        console.print(f"[red]tilecc: {exc}[/red]", highlight=False)
+        console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 2
 
 

@@ -1,5 +1,5 @@
 """Coupled-cluster methods written in tilecc's expression API."""
 
-from tilecc.cc.gccsd import GCCSD
+from tilecc.cc.gccsd import GCCD, GCCSD
 
-__all__ = ["GCCSD"]
+__all__ = ["GCCD", "GCCSD"]

@@ -1,4 +1,4 @@
-"""Spin-orbital CCSD for any single-determinant reference (RHF, UHF, ROHF).
+"""Spin-orbital CCSD and CCD for any single-determinant reference (RHF, UHF, ROHF).
 
 Equations: J. F. Stanton, J. Gauss, J. D. Watts, R. J. Bartlett, J. Chem. Phys. 94, 4334 (1991),
 in the intermediates of PySCF's gccsd (Fae, Fmi, Fme, Wmnij, Wabef, Wmbej), written in tilecc's
@@ -79,9 +79,20 @@ class GCCSD:
     def e_tot(self) -> float:
         return float(self.mf.e_tot) + self.e_corr
 
+    #: CCSD iterates singles and doubles; CCD (a subclass) keeps t1 = 0.
+    singles = True
+    method = "ccsd"
+
     def run(self) -> GCCSD:
         kernel(self)
         return self
+
+
+class GCCD(GCCSD):
+    """Spin-orbital CCD: CCSD's equations with the singles held at zero."""
+
+    singles = False
+    method = "ccd"
 
 
 def _energy_diagonal(space: Space, ctx: Context, name: str) -> Tensor:
@@ -217,6 +228,8 @@ def kernel(cc: GCCSD) -> GCCSD:
     p = spin_orbital_problem(cc.mf, frozen=cc.frozen, tile=cc.tile, context=ctx)
     cc.problem = p
     t1, t2 = init_amps(p, ctx)
+    if not cc.singles:
+        t1.zero_()
     e_old = energy(t1, t2, p)
     diis = DIIS(cc.diis_space)
     n1 = t1.stored_elements
@@ -224,6 +237,8 @@ def kernel(cc: GCCSD) -> GCCSD:
     for cycle in range(1, cc.max_cycle + 1):
         start = time.perf_counter()
         t1new, t2new = update_amps(t1, t2, p)
+        if not cc.singles:
+            t1new.zero_()
         old = np.concatenate([t1.to_vector(), t2.to_vector()])
         vec = np.concatenate([t1new.to_vector(), t2new.to_vector()])
         residual = float(np.linalg.norm(vec - old))
@@ -246,8 +261,8 @@ def kernel(cc: GCCSD) -> GCCSD:
     cc.e_corr, cc.t1, cc.t2 = e_old, t1, t2
     if not cc.converged:
         warnings.warn(
-            f"CCSD did not converge in {cc.max_cycle} iterations (last energy change "
-            f"and residual above {cc.conv_tol:g} / {cc.conv_tol_normt:g}); raise "
+            f"{cc.method.upper()} did not converge in {cc.max_cycle} iterations (last energy "
+            f"change and residual above {cc.conv_tol:g} / {cc.conv_tol_normt:g}); raise "
             f"max_cycle or loosen the thresholds.",
             RuntimeWarning,
             stacklevel=2,

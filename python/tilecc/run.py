@@ -1,0 +1,208 @@
+"""``tilecc run``: a molecule, a basis and a method in; energies, a table and JSON out."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+METHODS = ("ccd", "ccsd", "ccsd(t)", "drccd")
+AVAILABLE = ("ccd", "ccsd")
+
+
+@dataclass
+class RunOptions:
+    molecule: Path
+    basis: str
+    method: str = "ccsd"
+    charge: int = 0
+    spin: int = 0
+    reference: str | None = None
+    frozen_core: bool = True
+    symmetry: bool = True
+    tile: int = 16
+    threads: int | None = None
+    conv_tol: float = 1e-8
+    conv_tol_normt: float = 1e-6
+    max_iter: int = 50
+    json: Path | None = None
+    bohr: bool = False
+
+
+class NotConvergedError(RuntimeError):
+    """The CC iterations stopped at max_iter; the results were still written."""
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Fail now, not after the calculation, if ``path`` cannot be written."""
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise ValueError(f"cannot write the {what} {path}: folder {directory} does not exist.")
+    if path.is_dir():
+        raise ValueError(f"cannot write the {what} {path}: it is a folder.")
+    try:
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".tilecc-probe-"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot write the {what} {path}: {exc.strerror or exc}.") from None
+
+
+def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+    """Write to a temporary file in the same folder and rename: never a half-written file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".tilecc-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def validate(opts: RunOptions) -> None:
+    if opts.method not in METHODS:
+        raise ValueError(f"unknown method {opts.method!r}; choose one of {', '.join(METHODS)}.")
+    if opts.method not in AVAILABLE:
+        raise ValueError(
+            f"method {opts.method!r} is not available in this version of tilecc yet; "
+            f"use one of {', '.join(AVAILABLE)}."
+        )
+    if opts.tile < 1:
+        raise ValueError(f"--tile must be a positive number of orbitals, got {opts.tile}.")
+    if opts.max_iter < 1:
+        raise ValueError(f"--max-iter must be at least 1, got {opts.max_iter}.")
+    if not opts.conv_tol > 0 or not opts.conv_tol_normt > 0:
+        raise ValueError("convergence thresholds must be positive numbers.")
+    if opts.reference is not None and opts.reference not in ("rhf", "uhf", "rohf"):
+        raise ValueError(f"unknown reference {opts.reference!r}; use rhf, uhf or rohf.")
+    if opts.json is not None:
+        check_writable(opts.json, "JSON results file")
+
+
+def run(opts: RunOptions, console: Console) -> dict[str, Any]:
+    """Run the job; returns the results written to JSON. Raises ValueError for bad input and
+    NotConvergedError (after writing the results) when the CC iterations did not converge."""
+    from tilecc.cc import GCCD, GCCSD
+    from tilecc.cc.gccsd import IterationRecord
+    from tilecc.host import molecule as host
+
+    validate(opts)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    atoms = host.read_xyz(opts.molecule)
+    mol = host.build_molecule(
+        atoms,
+        basis=opts.basis,
+        charge=opts.charge,
+        spin=opts.spin,
+        symmetry=opts.symmetry,
+        unit="bohr" if opts.bohr else "angstrom",
+    )
+    reference = opts.reference or ("rhf" if mol.spin == 0 else "uhf")
+    mf = host.run_scf(mol, reference)
+    timings["scf"] = time.perf_counter() - start
+    console.print(
+        f"[bold]{opts.molecule.name}[/bold]: {mol.natm} atoms, {mol.nelectron} "
+        f"electrons, {mol.nao} basis functions ({opts.basis}), point group "
+        f"{mol.groupname if opts.symmetry else 'C1 (symmetry off)'}, "
+        f"{reference.upper()} energy {mf.e_tot:.10f} Eh",
+        highlight=False,
+    )
+
+    def show(rec: IterationRecord) -> None:
+        console.print(
+            f"  {rec.cycle:3d}  {rec.e_corr:+.12f}  {rec.delta_e:+.3e}  "
+            f"{rec.residual_norm:.3e}  {rec.seconds:6.2f} s",
+            highlight=False,
+        )
+
+    kind = GCCSD if opts.method == "ccsd" else GCCD
+    frozen = None if opts.frozen_core else 0
+    cc = kind(
+        mf,
+        frozen=frozen,
+        tile=opts.tile,
+        threads=opts.threads,
+        conv_tol=opts.conv_tol,
+        conv_tol_normt=opts.conv_tol_normt,
+        max_cycle=opts.max_iter,
+        callback=show,
+    )
+    console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
+    cc_start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # reported below, as a result
+        cc.run()
+    timings["cc"] = time.perf_counter() - cc_start - cc.context.stats.inspector_seconds
+    timings["inspector"] = cc.context.stats.inspector_seconds
+    timings["total"] = time.perf_counter() - start
+    stats = cc.context.stats
+    problem = cc.problem
+    assert problem is not None and cc.t2 is not None
+    t2 = cc.t2.storage_report()
+    results: dict[str, Any] = {
+        "molecule": str(opts.molecule),
+        "method": opts.method,
+        "basis": opts.basis,
+        "reference": reference,
+        "charge": opts.charge,
+        "spin": opts.spin,
+        "frozen_core_orbitals": problem.frozen,
+        "symmetry": opts.symmetry,
+        "point_group": mol.groupname if opts.symmetry else "C1",
+        "tile": opts.tile,
+        "threads": cc.context.threads,
+        "e_scf": float(mf.e_tot),
+        "e_corr": float(cc.e_corr),
+        "e_t": None,
+        "e_tot": float(cc.e_tot),
+        "converged": bool(cc.converged),
+        "iterations": cc.cycles,
+        "timings": timings,
+        "blocks": {
+            "t2_blocks": t2["blocks"],
+            "t2_stored_elements": t2["stored_elements"],
+            "t2_dense_elements": t2["dense_elements"],
+        },
+        "flops": {
+            "executed": stats.flops,
+            "dense": stats.dense_flops,
+            "tasks": stats.tasks,
+            "plans_built": stats.plans_built,
+            "plans_reused": stats.plans_reused,
+        },
+    }
+    table = Table(title=f"{opts.method.upper()} / {opts.basis} on {opts.molecule.name}")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_row(f"E({reference.upper()})", f"{mf.e_tot:.10f} Eh")
+    table.add_row(f"E(corr, {opts.method.upper()})", f"{cc.e_corr:.10f} Eh")
+    table.add_row("E(total)", f"{cc.e_tot:.10f} Eh")
+    table.add_row("converged", f"{cc.converged} after {cc.cycles} iterations")
+    table.add_row(
+        "t2 stored / dense elements", f"{t2['stored_elements']:,} / {t2['dense_elements']:,}"
+    )
+    table.add_row("executed / dense flops", f"{stats.flops:.3g} / {stats.dense_flops:.3g}")
+    table.add_row(
+        "time: SCF / CC / inspector",
+        f"{timings['scf']:.2f} / {timings['cc']:.2f} / {timings['inspector']:.3f} s",
+    )
+    console.print(table)
+    if opts.json is not None:
+        write_json_atomically(opts.json, results)
+    if not cc.converged:
+        raise NotConvergedError(
+            f"{opts.method.upper()} did not converge in {opts.max_iter} "
+            f"iterations; the last energies were written. Raise --max-iter or "
+            f"loosen --conv-tol."
+        )
+    return results

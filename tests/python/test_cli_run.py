@@ -1,0 +1,156 @@
+"""`tilecc run`: energies against PySCF computed in the test, JSON output, and every bad input
+ending in one sentence and a non-zero exit code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pyscf import cc, gto, scf
+
+WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
+
+
+def tilecc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tilecc.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def water_rhf():
+    mol = gto.M(atom=str(WATER), basis="6-31g", symmetry=True, verbose=0)
+    return scf.RHF(mol).run(conv_tol=1e-12)
+
+
+def test_ccsd_json_matches_pyscf(tmp_path):
+    out = tmp_path / "water.json"
+    run = tilecc(
+        "run",
+        str(WATER),
+        "--basis",
+        "6-31g",
+        "--method",
+        "ccsd",
+        "--tile",
+        "4",
+        "--threads",
+        "2",
+        "--conv-tol",
+        "1e-10",
+        "--json",
+        str(out),
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(out.read_text())
+    ref = cc.CCSD(water_rhf(), frozen=1)
+    ref.conv_tol, ref.conv_tol_normt = 1e-11, 1e-8
+    ref.run()
+    assert result["e_tot"] == pytest.approx(ref.e_tot, abs=1e-8)
+    assert result["converged"] is True and result["e_t"] is None
+    for key in (
+        "e_scf",
+        "e_corr",
+        "iterations",
+        "method",
+        "basis",
+        "reference",
+        "tile",
+        "threads",
+        "symmetry",
+        "timings",
+        "blocks",
+        "flops",
+    ):
+        assert key in result
+    assert result["flops"]["executed"] < result["flops"]["dense"]
+
+
+def test_ccd_matches_pyscf_equations_with_singles_held_at_zero(tmp_path):
+    out = tmp_path / "ccd.json"
+    run = tilecc(
+        "run",
+        str(WATER),
+        "--basis",
+        "6-31g",
+        "--method",
+        "ccd",
+        "--no-symmetry",
+        "--conv-tol",
+        "1e-10",
+        "--json",
+        str(out),
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    mf = water_rhf()
+    ref = cc.GCCSD(scf.addons.convert_to_ghf(mf), frozen=2)
+    eris = ref.ao2mo()
+    _, t1, t2 = ref.init_amps(eris)
+    t1 = np.zeros_like(t1)
+    e_old = 0.0
+    for _ in range(200):
+        _, t2 = ref.update_amps(t1, t2, eris)
+        e = ref.energy(t1, t2, eris)
+        if abs(e - e_old) < 1e-12:
+            break
+        e_old = e
+    assert json.loads(out.read_text())["e_corr"] == pytest.approx(e, abs=1e-8)
+
+
+def test_non_convergence_is_reported_and_results_kept(tmp_path):
+    out = tmp_path / "partial.json"
+    run = tilecc("run", str(WATER), "--basis", "sto-3g", "--max-iter", "2", "--json", str(out))
+    assert run.returncode == 3
+    assert "did not converge in 2 iterations" in run.stdout
+    result = json.loads(out.read_text())
+    assert result["converged"] is False and result["iterations"] == 2
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "mol.xyz"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("xyz", "args", "message"),
+    [
+        ("2\n\nH 0 0 0\nH 0 0 x\n", [], "line 4: coordinates must be numbers"),
+        ("2\n\nH 0 0 0\nH 0 0\n", [], "line 4: expected 'symbol x y z'"),
+        ("two\n\nH 0 0 0\n", [], "line 1: expected the number of atoms"),
+        ("3\n\nH 0 0 0\nH 0 0 0.7\n", [], "announces 3 atoms but the file lists 2"),
+        ("1\n\nQq 0 0 0\n", [], "line 3: 'Qq' is not a chemical element"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--basis", "no-such-basis"], "basis 'no-such-basis'"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--spin", "1"], "2 electrons cannot have 2S = 1"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--charge", "2"], "leaves 0 electrons"),
+        ("1\n\nH 0 0 0\n", ["--spin", "1", "--reference", "rhf"], "RHF describes closed shells"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--method", "ccsdt"], "unknown method 'ccsdt'"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--method", "ccsd(t)"], "not available in this version"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--tile", "0"], "expected a number >= 1"),
+        (
+            "2\n\nH 0 0 0\nH 0 0 0.74\n",
+            ["--json", "/nonexistent/dir/out.json"],
+            "folder /nonexistent/dir does not exist",
+        ),
+    ],
+)
+def test_bad_input(tmp_path, xyz, args, message):
+    path = write(tmp_path, xyz)
+    base = ["--basis", "sto-3g"] if "--basis" not in args else []
+    run = tilecc("run", path, *base, *args)
+    assert run.returncode != 0
+    assert message in run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_missing_molecule_file(tmp_path):
+    run = tilecc("run", str(tmp_path / "absent.xyz"), "--basis", "sto-3g")
+    assert run.returncode == 2
+    assert "cannot read the molecule file" in run.stdout
