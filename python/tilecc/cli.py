@@ -50,8 +50,11 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         tile=args.tile,
         threads=args.threads,
         conv_tol=args.conv_tol,
+        conv_tol_normt=args.conv_tol_normt,
         max_iter=args.max_iter,
         json=args.json,
+        checkpoint=args.checkpoint,
+        restart=args.restart,
         bohr=args.bohr,
     )
     try:
@@ -111,8 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tile", type=_positive_int, default=16, help="tile size (orbitals)")
     p.add_argument("--threads", type=_positive_int, default=None)
     p.add_argument("--conv-tol", type=float, default=1e-8, help="energy change threshold (Eh)")
+    p.add_argument(
+        "--conv-tol-normt", type=float, default=1e-6, help="amplitude residual norm threshold"
+    )
     p.add_argument("--max-iter", type=_positive_int, default=50)
     p.add_argument("--json", type=Path, help="write the results here (atomically)")
+    p.add_argument(
+        "--checkpoint",
+        type=Path,
+        help="write amplitudes and DIIS state here after every iteration (atomically)",
+    )
+    p.add_argument("--restart", action="store_true", help="continue from --checkpoint")
     p.add_argument("--bohr", action="store_true", help="coordinates are in Bohr")
     p.set_defaults(handler=_run)
     p = sub.add_parser("demo", help="run and check a demonstration contraction")

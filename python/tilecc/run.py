@@ -34,6 +34,8 @@ class RunOptions:
     conv_tol_normt: float = 1e-6
     max_iter: int = 50
     json: Path | None = None
+    checkpoint: Path | None = None
+    restart: bool = False
     bohr: bool = False
 
 
@@ -86,6 +88,15 @@ def validate(opts: RunOptions) -> None:
         raise ValueError(f"unknown reference {opts.reference!r}; use rhf, uhf or rohf.")
     if opts.json is not None:
         check_writable(opts.json, "JSON results file")
+    if opts.restart and opts.checkpoint is None:
+        raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
+    if opts.checkpoint is not None:
+        if opts.restart and not opts.checkpoint.is_file():
+            raise ValueError(
+                f"cannot restart: checkpoint {opts.checkpoint} does not exist; run "
+                f"once with --checkpoint {opts.checkpoint} first."
+            )
+        check_writable(opts.checkpoint, "checkpoint")
 
 
 def run(opts: RunOptions, console: Console) -> dict[str, Any]:
@@ -136,6 +147,8 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         conv_tol_normt=opts.conv_tol_normt,
         max_cycle=opts.max_iter,
         callback=show,
+        checkpoint=opts.checkpoint,
+        restart=opts.restart,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()

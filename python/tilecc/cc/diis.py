@@ -21,6 +21,15 @@ class DIIS:
         self._vectors: list[np.ndarray] = []
         self._errors: list[np.ndarray] = []
 
+    @property
+    def history(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(vectors, errors), oldest first: what a checkpoint keeps."""
+        return list(self._vectors), list(self._errors)
+
+    def restore(self, vectors: list[np.ndarray], errors: list[np.ndarray]) -> None:
+        self._vectors = [v.copy() for v in vectors][-self.space :]
+        self._errors = [e.copy() for e in errors][-self.space :]
+
     def update(self, vector: np.ndarray, error: np.ndarray) -> np.ndarray:
         self._vectors.append(vector.copy())
         self._errors.append(error.copy())

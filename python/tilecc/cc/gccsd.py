@@ -19,10 +19,12 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tilecc.cc import checkpoint as ckpt
 from tilecc.cc.diis import DIIS
 from tilecc.context import Context
 from tilecc.host.pyscf import SpinOrbitalProblem, spin_orbital_problem
@@ -61,6 +63,8 @@ class GCCSD:
     max_cycle: int = 50
     diis_space: int = 6
     callback: Callable[[IterationRecord], None] | None = None
+    checkpoint: str | Path | None = None  # written atomically after every iteration
+    restart: bool = False  # continue from `checkpoint`
     converged: bool = field(default=False, init=False)
     e_corr: float = field(default=float("nan"), init=False)
     cycles: int = field(default=0, init=False)
@@ -73,6 +77,8 @@ class GCCSD:
             raise ValueError(f"tile must be a whole number of orbitals >= 1, got {self.tile!r}.")
         if self.max_cycle < 1:
             raise ValueError(f"max_cycle must be at least 1, got {self.max_cycle}.")
+        if self.restart and self.checkpoint is None:
+            raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
         self.context = Context() if self.threads is None else Context(threads=self.threads)
 
     @property
@@ -230,11 +236,21 @@ def kernel(cc: GCCSD) -> GCCSD:
     t1, t2 = init_amps(p, ctx)
     if not cc.singles:
         t1.zero_()
+    diis = DIIS(cc.diis_space) if cc.diis_space > 0 else None
+    first = 1
+    path = Path(cc.checkpoint) if cc.checkpoint is not None else None
+    ident = ckpt.identity(cc.mf, cc.method, p.frozen)
+    if cc.restart and path is not None:
+        state = ckpt.load(path, ident)
+        t1.from_dense_(state.t1)
+        t2.from_dense_(state.t2)
+        if diis is not None and state.diis_tile == cc.tile:
+            diis.restore(state.diis_vectors, state.diis_errors)
+        first = state.cycle + 1
     e_old = energy(t1, t2, p)
-    diis = DIIS(cc.diis_space)
     n1 = t1.stored_elements
     cc.converged = False
-    for cycle in range(1, cc.max_cycle + 1):
+    for cycle in range(first, first + cc.max_cycle):
         start = time.perf_counter()
         t1new, t2new = update_amps(t1, t2, p)
         if not cc.singles:
@@ -242,13 +258,20 @@ def kernel(cc: GCCSD) -> GCCSD:
         old = np.concatenate([t1.to_vector(), t2.to_vector()])
         vec = np.concatenate([t1new.to_vector(), t2new.to_vector()])
         residual = float(np.linalg.norm(vec - old))
-        if cc.diis_space > 0 and cycle > 1:
+        if diis is not None and cycle > 1:
             vec = diis.update(vec, vec - old)
         t1new.from_vector_(vec[:n1])
         t2new.from_vector_(vec[n1:])
         t1, t2 = t1new, t2new
         e_new = energy(t1, t2, p)
         cc.cycles = cycle
+        if path is not None:
+            vectors, errors = diis.history if diis is not None else ([], [])
+            ckpt.save(
+                path,
+                ident,
+                ckpt.State(cycle, e_new, t1.to_dense(), t2.to_dense(), vectors, errors, cc.tile),
+            )
         if cc.callback is not None:
             cc.callback(
                 IterationRecord(cycle, e_new, e_new - e_old, residual, time.perf_counter() - start)
