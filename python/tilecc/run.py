@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 METHODS = ("ccd", "ccsd", "ccsd(t)", "drccd")
-AVAILABLE = ("ccd", "ccsd")
+AVAILABLE = ("ccd", "ccsd", "drccd")
 
 
 @dataclass
@@ -90,6 +90,8 @@ def validate(opts: RunOptions) -> None:
         check_writable(opts.json, "JSON results file")
     if opts.restart and opts.checkpoint is None:
         raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
+    if opts.checkpoint is not None and opts.method == "drccd":
+        raise ValueError("checkpoints are written for ccd and ccsd; drccd runs without one.")
     if opts.checkpoint is not None:
         if opts.restart and not opts.checkpoint.is_file():
             raise ValueError(
@@ -102,7 +104,7 @@ def validate(opts: RunOptions) -> None:
 def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     """Run the job; returns the results written to JSON. Raises ValueError for bad input and
     NotConvergedError (after writing the results) when the CC iterations did not converge."""
-    from tilecc.cc import GCCD, GCCSD
+    from tilecc.cc import DRCCD, GCCD, GCCSD
     from tilecc.cc.gccsd import IterationRecord
     from tilecc.host import molecule as host
 
@@ -136,8 +138,16 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             highlight=False,
         )
 
-    kind = GCCSD if opts.method == "ccsd" else GCCD
+    if opts.method == "drccd" and reference != "rhf":
+        raise ValueError(
+            "drCCD is defined here for closed-shell RHF references; use --reference "
+            "rhf with 2S = 0."
+        )
+    kind: Any = {"ccsd": GCCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
     frozen = None if opts.frozen_core else 0
+    extra = (
+        {} if opts.method == "drccd" else {"checkpoint": opts.checkpoint, "restart": opts.restart}
+    )
     cc = kind(
         mf,
         frozen=frozen,
@@ -147,8 +157,7 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         conv_tol_normt=opts.conv_tol_normt,
         max_cycle=opts.max_iter,
         callback=show,
-        checkpoint=opts.checkpoint,
-        restart=opts.restart,
+        **extra,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()

@@ -23,7 +23,7 @@ import numpy as np
 
 from tilecc.context import Context, default_context
 from tilecc.space import Space
-from tilecc.symmetry import antisymmetric, antisymmetric_pairs
+from tilecc.symmetry import antisymmetric, antisymmetric_pairs, bra_ket_swap
 from tilecc.tensor import Tensor
 
 #: Index symmetry of each antisymmetrized integral class, as generators over its 4 indices.
@@ -48,6 +48,58 @@ class SpinOrbitalProblem:
     e_hf: float
     frozen: int
     reference: str
+
+
+@dataclass
+class RestrictedProblem:
+    """Closed-shell spatial-orbital problem: spaces and the (ia|jb) integrals (chemists')."""
+
+    occ: Space
+    vir: Space
+    ovov: Tensor  # (ia|jb), symmetric under (ia) <-> (jb)
+    e_hf: float
+    frozen: int
+
+
+def restricted_problem(
+    mf: Any, *, frozen: int | None = None, tile: int = 16, context: Context | None = None
+) -> RestrictedProblem:
+    """The spatial-orbital (ia|jb) integrals of a converged closed-shell RHF reference."""
+    from pyscf import ao2mo, scf
+
+    if _reference(mf) != "rhf":
+        raise ValueError("this method needs a closed-shell RHF reference; use RHF for 2S = 0.")
+    if not getattr(mf, "converged", False):
+        raise ValueError("the mean-field calculation has not converged; converge it first.")
+    ctx = context if context is not None else default_context()
+    mol = mf.mol
+    nocc = int(np.count_nonzero(mf.mo_occ > 0.5))
+    nfrozen = default_frozen(mf) if frozen is None else int(frozen)
+    if nfrozen < 0 or nfrozen > nocc:
+        raise ValueError(
+            f"cannot freeze {nfrozen} orbitals: the reference has {nocc} occupied "
+            f"orbitals; freeze between 0 and {nocc}."
+        )
+    orbsym = (
+        np.asarray(scf.hf_symm.get_orbsym(mol, mf.mo_coeff))
+        if mol.symmetry
+        else np.zeros(mf.mo_coeff.shape[1], dtype=int)
+    )
+    occ_idx, vir_idx = np.arange(nfrozen, nocc), np.arange(nocc, mf.mo_coeff.shape[1])
+    e = mf.mo_energy
+    occ = Space(
+        [int(orbsym[p]) for p in occ_idx], energies=e[occ_idx], tile=tile, kind="occupied", name="o"
+    )
+    vir = Space(
+        [int(orbsym[p]) for p in vir_idx], energies=e[vir_idx], tile=tile, kind="virtual", name="v"
+    )
+    co, cv = mf.mo_coeff[:, occ_idx], mf.mo_coeff[:, vir_idx]
+    no, nv = len(occ_idx), len(vir_idx)
+    ovov = ao2mo.general(mol, (co, cv, co, cv), compact=False).reshape(no, nv, no, nv)
+    so, sv = np.array(occ.order), np.array(vir.order)
+    t = Tensor([occ, vir, occ, vir], [bra_ket_swap()], name="(ov|ov)", context=ctx)
+    t.from_dense_(ovov[np.ix_(so, sv, so, sv)], atol=1e-9)
+    return RestrictedProblem(occ, vir, t, float(mf.e_tot), nfrozen)
 
 
 def default_frozen(mf: Any) -> int:
