@@ -24,7 +24,7 @@ $(VENV)/.installed: $(VENV)/.created $(SOURCES)
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/tilecc info
-	$(VENV)/bin/tilecc run examples/molecules/water.xyz --basis cc-pvdz --method ccsd
+	$(VENV)/bin/tilecc run examples/molecules/water.xyz --basis cc-pvdz --method "ccsd(t)"
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check python tests benchmarks examples

@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         default="ccsd",
         type=str.lower,
-        help="ccd, ccsd or drccd (ccsd(t): not yet available)",
+        help="ccd, ccsd, ccsd(t) or drccd",
     )
     p.add_argument("--charge", type=int, default=0)
     p.add_argument("--spin", type=int, default=0, help="2S = N(alpha) - N(beta)")

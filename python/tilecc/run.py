@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 METHODS = ("ccd", "ccsd", "ccsd(t)", "drccd")
-AVAILABLE = ("ccd", "ccsd", "drccd")
+AVAILABLE = METHODS
 
 
 @dataclass
@@ -143,7 +144,7 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             "drCCD is defined here for closed-shell RHF references; use --reference "
             "rhf with 2S = 0."
         )
-    kind: Any = {"ccsd": GCCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
+    kind: Any = {"ccsd": GCCSD, "ccsd(t)": GCCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
     frozen = None if opts.frozen_core else 0
     extra = (
         {} if opts.method == "drccd" else {"checkpoint": opts.checkpoint, "restart": opts.restart}
@@ -166,6 +167,20 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         cc.run()
     timings["cc"] = time.perf_counter() - cc_start - cc.context.stats.inspector_seconds
     timings["inspector"] = cc.context.stats.inspector_seconds
+    if opts.method == "ccsd(t)" and cc.converged:
+        t_start = time.perf_counter()
+        with Progress(
+            TextColumn("  (T)"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("occupied chunk triples"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        ) as bar:
+            task = bar.add_task("(T)", total=None)
+            cc.ccsd_t(progress=lambda done, total: bar.update(task, completed=done, total=total))
+        timings["triples"] = time.perf_counter() - t_start
     timings["total"] = time.perf_counter() - start
     stats = cc.context.stats
     problem = cc.problem
@@ -185,7 +200,7 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         "threads": cc.context.threads,
         "e_scf": float(mf.e_tot),
         "e_corr": float(cc.e_corr),
-        "e_t": None,
+        "e_t": getattr(cc, "e_t", None),
         "e_tot": float(cc.e_tot),
         "converged": bool(cc.converged),
         "iterations": cc.cycles,
@@ -207,7 +222,10 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     table.add_column("quantity")
     table.add_column("value", justify="right")
     table.add_row(f"E({reference.upper()})", f"{mf.e_tot:.10f} Eh")
-    table.add_row(f"E(corr, {opts.method.upper()})", f"{cc.e_corr:.10f} Eh")
+    label = "CCSD" if opts.method == "ccsd(t)" else opts.method.upper()
+    table.add_row(f"E(corr, {label})", f"{cc.e_corr:.10f} Eh")
+    if getattr(cc, "e_t", None) is not None:
+        table.add_row("E(T)", f"{cc.e_t:.10f} Eh")
     table.add_row("E(total)", f"{cc.e_tot:.10f} Eh")
     table.add_row("converged", f"{cc.converged} after {cc.cycles} iterations")
     table.add_row(

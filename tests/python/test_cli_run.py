@@ -73,6 +73,33 @@ def test_ccsd_json_matches_pyscf(tmp_path):
     assert result["flops"]["executed"] < result["flops"]["dense"]
 
 
+def test_ccsd_t_json_matches_pyscf(tmp_path):
+    out = tmp_path / "water.json"
+    run = tilecc(
+        "run",
+        str(WATER),
+        "--basis",
+        "6-31g",
+        "--method",
+        "ccsd(t)",
+        "--conv-tol",
+        "1e-11",
+        "--conv-tol-normt",
+        "1e-8",
+        "--json",
+        str(out),
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(out.read_text())
+    ref = cc.CCSD(water_rhf(), frozen=1)
+    ref.conv_tol, ref.conv_tol_normt = 1e-11, 1e-8
+    ref.run()
+    e_t = ref.ccsd_t()
+    assert result["e_t"] == pytest.approx(e_t, abs=1e-9)
+    assert result["e_tot"] == pytest.approx(ref.e_tot + e_t, abs=1e-8)
+    assert "triples" in result["timings"]
+
+
 def test_ccd_matches_pyscf_equations_with_singles_held_at_zero(tmp_path):
     out = tmp_path / "ccd.json"
     run = tilecc(
@@ -132,7 +159,6 @@ def write(tmp_path: Path, text: str) -> str:
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--charge", "2"], "leaves 0 electrons"),
         ("1\n\nH 0 0 0\n", ["--spin", "1", "--reference", "rhf"], "RHF describes closed shells"),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--method", "ccsdt"], "unknown method 'ccsdt'"),
-        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--method", "ccsd(t)"], "not available in this version"),
         (
             "2\n\nH 0 0 0\nH 0 0 0.74\n",
             ["--method", "drccd", "--checkpoint", "x.ckpt"],

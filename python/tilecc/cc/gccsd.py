@@ -81,9 +81,23 @@ class GCCSD:
             raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
         self.context = Context() if self.threads is None else Context(threads=self.threads)
 
+    e_t: float | None = field(default=None, init=False)
+
     @property
     def e_tot(self) -> float:
-        return float(self.mf.e_tot) + self.e_corr
+        """SCF + correlation energy, plus (T) once :meth:`ccsd_t` has run."""
+        return float(self.mf.e_tot) + self.e_corr + (self.e_t or 0.0)
+
+    def ccsd_t(self, progress: Callable[[int, int], None] | None = None) -> float:
+        """The (T) correction of the converged amplitudes; also stored as ``e_t``."""
+        from tilecc.cc.triples import spin_orbital_triples
+
+        if self.t1 is None or self.t2 is None or self.problem is None:
+            raise ValueError("run CCSD first: (T) needs converged CCSD amplitudes.")
+        if not self.singles:
+            raise ValueError("(T) is defined on CCSD amplitudes, not CCD.")
+        self.e_t = spin_orbital_triples(self.t1, self.t2, self.problem, progress)
+        return self.e_t
 
     #: CCSD iterates singles and doubles; CCD (a subclass) keeps t1 = 0.
     singles = True
