@@ -14,6 +14,7 @@ A quick look::
 """
 
 from tilecc import _blas, _core, measure  # noqa: F401  (tilecc.measure is public)
+from tilecc.cc import CCD, CCSD, CCSD_T, DRCCD
 from tilecc.context import Context, default_context
 from tilecc.expr import Labelled, Sum, Term, plan_for
 from tilecc.space import Space
@@ -31,6 +32,10 @@ _blas.ensure_loaded()
 __version__ = _core.version()
 
 __all__ = [
+    "CCD",
+    "CCSD",
+    "CCSD_T",
+    "DRCCD",
     "Context",
     "Labelled",
     "Space",

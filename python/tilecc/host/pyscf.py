@@ -65,7 +65,7 @@ def restricted_problem(
     mf: Any, *, frozen: int | None = None, tile: int = 16, context: Context | None = None
 ) -> RestrictedProblem:
     """The spatial-orbital (ia|jb) integrals of a converged closed-shell RHF reference."""
-    from pyscf import ao2mo, scf
+    from pyscf import ao2mo
 
     if _reference(mf) != "rhf":
         raise ValueError("this method needs a closed-shell RHF reference; use RHF for 2S = 0.")
@@ -80,11 +80,7 @@ def restricted_problem(
             f"cannot freeze {nfrozen} orbitals: the reference has {nocc} occupied "
             f"orbitals; freeze between 0 and {nocc}."
         )
-    orbsym = (
-        np.asarray(scf.hf_symm.get_orbsym(mol, mf.mo_coeff))
-        if mol.symmetry
-        else np.zeros(mf.mo_coeff.shape[1], dtype=int)
-    )
+    orbsym = orbital_irreps(mol, mf.mo_coeff)
     occ_idx, vir_idx = np.arange(nfrozen, nocc), np.arange(nocc, mf.mo_coeff.shape[1])
     e = mf.mo_energy
     occ = Space(
@@ -100,6 +96,19 @@ def restricted_problem(
     t = Tensor([occ, vir, occ, vir], [bra_ket_swap()], name="(ov|ov)", context=ctx)
     t.from_dense_(ovov[np.ix_(so, sv, so, sv)], atol=1e-9)
     return RestrictedProblem(occ, vir, t, float(mf.e_tot), nfrozen)
+
+
+def orbital_irreps(mol: Any, coeff: np.ndarray) -> np.ndarray:
+    """Each orbital's irrep as a D2h-subgroup id (products by XOR); all 0 without symmetry.
+
+    Linear molecules are labelled by PySCF in D(inf)h / C(inf)v with ids whose last decimal digit
+    is the irrep of the D2h / C2v subgroup, which is what block sparsity needs.
+    """
+    from pyscf import scf
+
+    if not mol.symmetry:
+        return np.zeros(coeff.shape[1], dtype=int)
+    return np.asarray(scf.hf_symm.get_orbsym(mol, coeff)) % 10
 
 
 def default_frozen(mf: Any) -> int:
@@ -154,10 +163,7 @@ def spin_orbital_problem(
             f"occupied orbitals of the less occupied spin; freeze between 0 and "
             f"{min(nocc)}."
         )
-    if mol.symmetry:
-        orbsym = [np.asarray(scf.hf_symm.get_orbsym(mol, coeffs[s])) for s in (0, 1)]
-    else:
-        orbsym = [np.zeros(coeffs[s].shape[1], dtype=int) for s in (0, 1)]
+    orbsym = [orbital_irreps(mol, coeffs[s]) for s in (0, 1)]
 
     # Spin orbitals in "natural" order: alpha occupied, beta occupied | alpha virtual, beta virtual.
     occ_idx = [np.arange(nfrozen, nocc[s]) for s in (0, 1)]
