@@ -98,6 +98,24 @@ def restricted_problem(
     return RestrictedProblem(occ, vir, t, float(mf.e_tot), nfrozen)
 
 
+def check_dense_build_fits(spin_orbitals: int) -> None:
+    """Refuse, before allocating, a dense spin-orbital integral build that memory cannot hold."""
+    import os
+
+    need = 2 * spin_orbitals**4 * 8  # the chemists' array and its antisymmetrized copy
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return
+    if need > 0.8 * available:
+        raise ValueError(
+            f"the spin-orbital integrals of {spin_orbitals} active spin orbitals need "
+            f"{need / 2**30:.1f} GiB to build, more than the {available / 2**30:.1f} GiB of "
+            f"free memory; use a smaller basis or freeze more orbitals (block-wise integral "
+            f"construction for large molecules is not available yet)."
+        )
+
+
 def orbital_irreps(mol: Any, coeff: np.ndarray) -> np.ndarray:
     """Each orbital's irrep as a D2h-subgroup id (products by XOR); all 0 without symmetry.
 
@@ -194,6 +212,7 @@ def spin_orbital_problem(
     act = [np.array([p for s, p in active if s == sigma]) for sigma in (0, 1)]
     pos = [np.flatnonzero(spin == sigma) for sigma in (0, 1)]
     nso = len(active)
+    check_dense_build_fits(nso)
     g = np.zeros((nso, nso, nso, nso))
     for s1 in (0, 1):
         for s2 in (0, 1):
