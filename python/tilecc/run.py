@@ -91,8 +91,6 @@ def validate(opts: RunOptions) -> None:
         check_writable(opts.json, "JSON results file")
     if opts.restart and opts.checkpoint is None:
         raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
-    if opts.checkpoint is not None and opts.method == "drccd":
-        raise ValueError("checkpoints are written for ccd and ccsd; drccd runs without one.")
     if opts.checkpoint is not None:
         if opts.restart and not opts.checkpoint.is_file():
             raise ValueError(
@@ -105,8 +103,7 @@ def validate(opts: RunOptions) -> None:
 def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     """Run the job; returns the results written to JSON. Raises ValueError for bad input and
     NotConvergedError (after writing the results) when the CC iterations did not converge."""
-    from tilecc.cc import DRCCD, GCCD, GCCSD
-    from tilecc.cc.gccsd import IterationRecord
+    from tilecc.cc import CCSD, DRCCD, GCCD, GCCSD, IterationRecord
     from tilecc.host import molecule as host
 
     validate(opts)
@@ -144,11 +141,9 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             "drCCD is defined here for closed-shell RHF references; use --reference "
             "rhf with 2S = 0."
         )
-    kind: Any = {"ccsd": GCCSD, "ccsd(t)": GCCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
+    # CCSD takes the spin-adapted path for RHF; (T) is implemented on spin-orbital amplitudes.
+    kind: Any = {"ccsd": CCSD, "ccsd(t)": GCCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
     frozen = None if opts.frozen_core else 0
-    extra = (
-        {} if opts.method == "drccd" else {"checkpoint": opts.checkpoint, "restart": opts.restart}
-    )
     cc = kind(
         mf,
         frozen=frozen,
@@ -158,7 +153,8 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         conv_tol_normt=opts.conv_tol_normt,
         max_cycle=opts.max_iter,
         callback=show,
-        **extra,
+        checkpoint=opts.checkpoint,
+        restart=opts.restart,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()

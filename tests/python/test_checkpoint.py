@@ -132,7 +132,7 @@ def test_restart_without_a_checkpoint(tmp_path):
 def test_a_failed_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch):
     path = tmp_path / "cc.ckpt"
     ident = {"format": 1, "method": "ccsd"}
-    good = ckpt.State(1, -0.1, np.ones((2, 3)), np.ones((2, 2, 3, 3)), [], [], 4)
+    good = ckpt.State(1, -0.1, [np.ones((2, 3)), np.ones((2, 2, 3, 3))], [], [], 4)
     ckpt.save(path, ident, good)
 
     def broken(*args, **kwargs):
@@ -140,9 +140,7 @@ def test_a_failed_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch):
 
     monkeypatch.setattr(np, "savez", broken)
     with pytest.raises(OSError, match="disk full"):
-        ckpt.save(
-            path, ident, ckpt.State(2, -0.2, np.zeros((2, 3)), np.zeros((2, 2, 3, 3)), [], [], 4)
-        )
+        ckpt.save(path, ident, ckpt.State(2, -0.2, [np.zeros((2, 3))], [], [], 4))
     monkeypatch.undo()
     back = ckpt.load(path, ident)
     assert back.cycle == 1 and back.e_corr == -0.1

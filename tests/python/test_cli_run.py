@@ -159,11 +159,6 @@ def write(tmp_path: Path, text: str) -> str:
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--charge", "2"], "leaves 0 electrons"),
         ("1\n\nH 0 0 0\n", ["--spin", "1", "--reference", "rhf"], "RHF describes closed shells"),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--method", "ccsdt"], "unknown method 'ccsdt'"),
-        (
-            "2\n\nH 0 0 0\nH 0 0 0.74\n",
-            ["--method", "drccd", "--checkpoint", "x.ckpt"],
-            "drccd runs without one",
-        ),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--tile", "0"], "expected a number >= 1"),
         (
             "2\n\nH 0 0 0\nH 0 0 0.74\n",

@@ -1,15 +1,26 @@
 """Coupled-cluster methods written in tilecc's expression API.
 
-``CCSD``, ``CCD`` and ``CCSD_T`` accept any RHF, UHF or ROHF reference and solve the spin-orbital
-equations with spin and point-group blocking (a spin-adapted closed-shell path for RHF is
-planned); ``DRCCD`` is closed-shell only.
+``CCSD(mf)`` takes the spin-adapted closed-shell path (:class:`RCCSD`) for RHF references and
+the spin-orbital one (:class:`GCCSD`) for UHF and ROHF; ``CCD`` and ``CCSD_T`` are spin-orbital
+for every reference (a closed-shell (T) is planned); ``DRCCD`` is closed-shell only.
 """
+
+from typing import Any
 
 from tilecc.cc.drccd import DRCCD
 from tilecc.cc.gccsd import GCCD, GCCSD
+from tilecc.cc.rccsd import RCCSD
+from tilecc.cc.solver import AmplitudeSolver, IterationRecord
 
-CCSD = GCCSD
 CCD = GCCD
+
+
+def CCSD(mf: Any, **options: Any) -> AmplitudeSolver:
+    """The CCSD solver for this reference: RCCSD for RHF, GCCSD (spin orbitals) otherwise."""
+    from pyscf import scf
+
+    closed_shell = isinstance(mf, scf.hf.RHF) and not isinstance(mf, scf.rohf.ROHF)
+    return RCCSD(mf, **options) if closed_shell else GCCSD(mf, **options)
 
 
 class CCSD_T(GCCSD):  # noqa: N801  (the name chemists know, as in the issue and PySCF)
@@ -22,4 +33,14 @@ class CCSD_T(GCCSD):  # noqa: N801  (the name chemists know, as in the issue and
         return self
 
 
-__all__ = ["CCD", "CCSD", "CCSD_T", "DRCCD", "GCCD", "GCCSD"]
+__all__ = [
+    "CCD",
+    "CCSD",
+    "CCSD_T",
+    "DRCCD",
+    "GCCD",
+    "GCCSD",
+    "RCCSD",
+    "AmplitudeSolver",
+    "IterationRecord",
+]

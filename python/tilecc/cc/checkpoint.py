@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2
 
 
 def identity(mf: Any, method: str, frozen: int) -> dict[str, Any]:
@@ -44,8 +44,7 @@ def identity(mf: Any, method: str, frozen: int) -> dict[str, Any]:
 class State:
     cycle: int
     e_corr: float
-    t1: np.ndarray
-    t2: np.ndarray
+    amplitudes: list[np.ndarray]  # dense, in the spaces' sorted orbital order
     diis_vectors: list[np.ndarray]
     diis_errors: list[np.ndarray]
     diis_tile: int
@@ -58,16 +57,18 @@ def save(path: Path, ident: dict[str, Any], state: State) -> None:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tilecc-checkpoint-", suffix=".npz")
     try:
         with os.fdopen(fd, "wb") as f:
+            amplitudes = {f"amplitude{n}": a for n, a in enumerate(state.amplitudes)}
+            # numpy's stub types savez's **kwds as bool; they are arrays.
             np.savez(
                 f,
                 identity=json.dumps(ident),
                 cycle=state.cycle,
                 e_corr=state.e_corr,
-                t1=state.t1,
-                t2=state.t2,
+                count=len(state.amplitudes),
                 diis_tile=state.diis_tile,
                 diis_vectors=np.array(state.diis_vectors),
                 diis_errors=np.array(state.diis_errors),
+                **amplitudes,  # type: ignore[arg-type]
             )
             f.flush()
             os.fsync(f.fileno())
@@ -87,11 +88,11 @@ def load(path: Path, ident: dict[str, Any]) -> State:
     try:
         with np.load(path, allow_pickle=False) as data:
             stored = json.loads(str(data["identity"]))
+            amplitudes = [data[f"amplitude{n}"].copy() for n in range(int(data["count"]))]
             state = State(
                 int(data["cycle"]),
                 float(data["e_corr"]),
-                data["t1"].copy(),
-                data["t2"].copy(),
+                amplitudes,
                 list(data["diis_vectors"]),
                 list(data["diis_errors"]),
                 int(data["diis_tile"]),

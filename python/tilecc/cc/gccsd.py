@@ -15,17 +15,13 @@ non-canonical (ROHF) Fock terms are kept because every Fock block enters the equ
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from tilecc.cc import checkpoint as ckpt
-from tilecc.cc.diis import DIIS
+from tilecc.cc.solver import Amplitudes, AmplitudeSolver
 from tilecc.context import Context
 from tilecc.host.pyscf import SpinOrbitalProblem, spin_orbital_problem
 from tilecc.space import Space
@@ -35,53 +31,26 @@ from tilecc.tensor import Tensor
 ANTI = antisymmetric_pairs()
 
 
-@dataclass(frozen=True)
-class IterationRecord:
-    """What a callback receives after each iteration."""
-
-    cycle: int
-    e_corr: float
-    delta_e: float
-    residual_norm: float
-    seconds: float
-
-
 @dataclass
-class GCCSD:
-    """Spin-orbital CCSD, shaped like PySCF's ``cc.GCCSD``: ``GCCSD(mf).run()``.
-
-    Results: ``converged``, ``e_corr``, ``e_tot``, ``t1``, ``t2``, ``cycles``. Not converging
-    within ``max_cycle`` is a result (``converged = False``, a warning), not an exception.
-    """
-
-    mf: Any
-    frozen: int | None = None
-    tile: int = 16
-    threads: int | None = None
-    conv_tol: float = 1e-8
-    conv_tol_normt: float = 1e-6
-    max_cycle: int = 50
-    diis_space: int = 6
-    callback: Callable[[IterationRecord], None] | None = None
-    checkpoint: str | Path | None = None  # written atomically after every iteration
-    restart: bool = False  # continue from `checkpoint`
-    converged: bool = field(default=False, init=False)
-    e_corr: float = field(default=float("nan"), init=False)
-    cycles: int = field(default=0, init=False)
-    t1: Tensor | None = field(default=None, init=False)
-    t2: Tensor | None = field(default=None, init=False)
-    problem: SpinOrbitalProblem | None = field(default=None, init=False)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.tile, bool) or not isinstance(self.tile, int) or self.tile < 1:
-            raise ValueError(f"tile must be a whole number of orbitals >= 1, got {self.tile!r}.")
-        if self.max_cycle < 1:
-            raise ValueError(f"max_cycle must be at least 1, got {self.max_cycle}.")
-        if self.restart and self.checkpoint is None:
-            raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
-        self.context = Context() if self.threads is None else Context(threads=self.threads)
+class GCCSD(AmplitudeSolver):
+    """Spin-orbital CCSD for RHF, UHF and ROHF references, shaped like PySCF's ``cc.GCCSD``:
+    ``GCCSD(mf).run()``; results ``converged``, ``e_corr``, ``e_tot``, ``t1``, ``t2``,
+    ``cycles``, and ``e_t`` after :meth:`ccsd_t`."""
 
     e_t: float | None = field(default=None, init=False)
+
+    method: ClassVar[str] = "ccsd"
+    formalism: ClassVar[str] = "spin-orbital"
+    #: CCSD iterates singles and doubles; CCD (a subclass) keeps t1 = 0.
+    singles: ClassVar[bool] = True
+
+    @property
+    def t1(self) -> Tensor | None:
+        return self.amplitudes[0] if self.amplitudes else None
+
+    @property
+    def t2(self) -> Tensor | None:
+        return self.amplitudes[1] if self.amplitudes else None
 
     @property
     def e_tot(self) -> float:
@@ -99,20 +68,33 @@ class GCCSD:
         self.e_t = spin_orbital_triples(self.t1, self.t2, self.problem, progress)
         return self.e_t
 
-    #: CCSD iterates singles and doubles; CCD (a subclass) keeps t1 = 0.
-    singles = True
-    method = "ccsd"
+    def build_problem(self) -> SpinOrbitalProblem:
+        return spin_orbital_problem(
+            self.mf, frozen=self.frozen, tile=self.tile, context=self.context
+        )
 
-    def run(self) -> GCCSD:
-        kernel(self)
-        return self
+    def initial_amplitudes(self, problem: SpinOrbitalProblem) -> Amplitudes:
+        t1, t2 = init_amps(problem, self.context)
+        if not self.singles:
+            t1.zero_()
+        return t1, t2
+
+    def update(self, amplitudes: Amplitudes, problem: SpinOrbitalProblem) -> Amplitudes:
+        t1, t2 = update_amps(amplitudes[0], amplitudes[1], problem)
+        if not self.singles:
+            t1.zero_()
+        return t1, t2
+
+    def energy(self, amplitudes: Amplitudes, problem: SpinOrbitalProblem) -> float:
+        return energy(amplitudes[0], amplitudes[1], problem)
 
 
+@dataclass
 class GCCD(GCCSD):
     """Spin-orbital CCD: CCSD's equations with the singles held at zero."""
 
-    singles = False
-    method = "ccd"
+    method: ClassVar[str] = "ccd"
+    singles: ClassVar[bool] = False
 
 
 def _energy_diagonal(space: Space, ctx: Context, name: str) -> Tensor:
@@ -240,68 +222,3 @@ def update_amps(t1: Tensor, t2: Tensor, p: SpinOrbitalProblem) -> tuple[Tensor, 
     t1new.divide_by_denominators_((1, -1))
     t2new.divide_by_denominators_((1, 1, -1, -1))
     return t1new, t2new
-
-
-def kernel(cc: GCCSD) -> GCCSD:
-    """Iterate CCSD to convergence (or max_cycle), with DIIS on the packed amplitudes."""
-    ctx = cc.context
-    p = spin_orbital_problem(cc.mf, frozen=cc.frozen, tile=cc.tile, context=ctx)
-    cc.problem = p
-    t1, t2 = init_amps(p, ctx)
-    if not cc.singles:
-        t1.zero_()
-    diis = DIIS(cc.diis_space) if cc.diis_space > 0 else None
-    first = 1
-    path = Path(cc.checkpoint) if cc.checkpoint is not None else None
-    ident = ckpt.identity(cc.mf, cc.method, p.frozen)
-    if cc.restart and path is not None:
-        state = ckpt.load(path, ident)
-        t1.from_dense_(state.t1)
-        t2.from_dense_(state.t2)
-        if diis is not None and state.diis_tile == cc.tile:
-            diis.restore(state.diis_vectors, state.diis_errors)
-        first = state.cycle + 1
-    e_old = energy(t1, t2, p)
-    n1 = t1.stored_elements
-    cc.converged = False
-    for cycle in range(first, first + cc.max_cycle):
-        start = time.perf_counter()
-        t1new, t2new = update_amps(t1, t2, p)
-        if not cc.singles:
-            t1new.zero_()
-        old = np.concatenate([t1.to_vector(), t2.to_vector()])
-        vec = np.concatenate([t1new.to_vector(), t2new.to_vector()])
-        residual = float(np.linalg.norm(vec - old))
-        if diis is not None and cycle > 1:
-            vec = diis.update(vec, vec - old)
-        t1new.from_vector_(vec[:n1])
-        t2new.from_vector_(vec[n1:])
-        t1, t2 = t1new, t2new
-        e_new = energy(t1, t2, p)
-        cc.cycles = cycle
-        if path is not None:
-            vectors, errors = diis.history if diis is not None else ([], [])
-            ckpt.save(
-                path,
-                ident,
-                ckpt.State(cycle, e_new, t1.to_dense(), t2.to_dense(), vectors, errors, cc.tile),
-            )
-        if cc.callback is not None:
-            cc.callback(
-                IterationRecord(cycle, e_new, e_new - e_old, residual, time.perf_counter() - start)
-            )
-        converged = abs(e_new - e_old) < cc.conv_tol and residual < cc.conv_tol_normt
-        e_old = e_new
-        if converged:
-            cc.converged = True
-            break
-    cc.e_corr, cc.t1, cc.t2 = e_old, t1, t2
-    if not cc.converged:
-        warnings.warn(
-            f"{cc.method.upper()} did not converge in {cc.max_cycle} iterations (last energy "
-            f"change and residual above {cc.conv_tol:g} / {cc.conv_tol_normt:g}); raise "
-            f"max_cycle or loosen the thresholds.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    return cc

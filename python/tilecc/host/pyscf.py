@@ -23,7 +23,7 @@ import numpy as np
 
 from tilecc.context import Context, default_context
 from tilecc.space import Space
-from tilecc.symmetry import antisymmetric, antisymmetric_pairs, bra_ket_swap
+from tilecc.symmetry import antisymmetric, antisymmetric_pairs, bra_ket_swap, symmetric
 from tilecc.tensor import Tensor
 
 #: Index symmetry of each antisymmetrized integral class, as generators over its 4 indices.
@@ -50,21 +50,44 @@ class SpinOrbitalProblem:
     reference: str
 
 
+#: Index symmetry of each chemists' integral class over real spatial orbitals.
+_SPATIAL_SYMMETRY = {
+    "ovov": [bra_ket_swap()],
+    "oovv": [symmetric(4, 0, 1), symmetric(4, 2, 3)],
+    "ovoo": [symmetric(4, 2, 3)],
+    "oooo": [symmetric(4, 0, 1), symmetric(4, 2, 3), bra_ket_swap()],
+    "ovvv": [symmetric(4, 2, 3)],
+    "vvvv": [symmetric(4, 0, 1), symmetric(4, 2, 3), bra_ket_swap()],
+}
+
+
 @dataclass
 class RestrictedProblem:
-    """Closed-shell spatial-orbital problem: spaces and the (ia|jb) integrals (chemists')."""
+    """Closed-shell spatial-orbital problem: spaces, Fock blocks and chemists' integrals (pq|rs)
+    of the classes asked for."""
 
     occ: Space
     vir: Space
-    ovov: Tensor  # (ia|jb), symmetric under (ia) <-> (jb)
+    eri: dict[str, Tensor]
+    fock: dict[str, Tensor]
     e_hf: float
     frozen: int
 
+    @property
+    def ovov(self) -> Tensor:
+        return self.eri["ovov"]
+
 
 def restricted_problem(
-    mf: Any, *, frozen: int | None = None, tile: int = 16, context: Context | None = None
+    mf: Any,
+    *,
+    frozen: int | None = None,
+    tile: int = 16,
+    context: Context | None = None,
+    classes: tuple[str, ...] = ("ovov",),
 ) -> RestrictedProblem:
-    """The spatial-orbital (ia|jb) integrals of a converged closed-shell RHF reference."""
+    """Spatial-orbital Fock blocks and integral classes of a converged closed-shell RHF
+    reference, each class built from its own MO integral block (never all orbitals at once)."""
     from pyscf import ao2mo
 
     if _reference(mf) != "rhf":
@@ -89,13 +112,28 @@ def restricted_problem(
     vir = Space(
         [int(orbsym[p]) for p in vir_idx], energies=e[vir_idx], tile=tile, kind="virtual", name="v"
     )
-    co, cv = mf.mo_coeff[:, occ_idx], mf.mo_coeff[:, vir_idx]
-    no, nv = len(occ_idx), len(vir_idx)
-    ovov = ao2mo.general(mol, (co, cv, co, cv), compact=False).reshape(no, nv, no, nv)
-    so, sv = np.array(occ.order), np.array(vir.order)
-    t = Tensor([occ, vir, occ, vir], [bra_ket_swap()], name="(ov|ov)", context=ctx)
-    t.from_dense_(ovov[np.ix_(so, sv, so, sv)], atol=1e-9)
-    return RestrictedProblem(occ, vir, t, float(mf.e_tot), nfrozen)
+    coeff = {"o": mf.mo_coeff[:, occ_idx], "v": mf.mo_coeff[:, vir_idx]}
+    order = {"o": np.array(occ.order), "v": np.array(vir.order)}
+    spaces = {"o": occ, "v": vir}
+    eri = {}
+    for name in classes:
+        c = [coeff[x] for x in name]
+        n = [x.shape[1] for x in c]
+        block = ao2mo.general(mol, tuple(c), compact=False).reshape(n)
+        t = Tensor(
+            [spaces[x] for x in name], _SPATIAL_SYMMETRY[name], name=f"({name})", context=ctx
+        )
+        t.from_dense_(block[np.ix_(*(order[x] for x in name))], atol=1e-9)
+        eri[name] = t
+    fock_mo = mf.mo_coeff.T @ mf.get_fock() @ mf.mo_coeff
+    index = {"o": occ_idx, "v": vir_idx}
+    fock = {}
+    for name in ("oo", "ov", "vv"):
+        t = Tensor([spaces[x] for x in name], name=f"f{name}", context=ctx)
+        rows, cols = (index[x][order[x]] for x in name)
+        t.from_dense_(fock_mo[np.ix_(rows, cols)], atol=1e-9)
+        fock[name] = t
+    return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), nfrozen)
 
 
 def check_dense_build_fits(spin_orbitals: int) -> None:

@@ -1,0 +1,191 @@
+"""Spin-adapted closed-shell CCSD (RCCSD): the fast path for RHF references.
+
+Spatial orbitals, chemists' integrals (pq|rs), amplitudes t1[i,a] and t2[i,j,a,b] with
+t_ij^ab = t_ji^ba. Equations and intermediates as in PySCF's rccsd/rintermediates, after
+G. E. Scuseria, A. C. Scheiner, T. J. Lee, J. E. Rice, H. F. Schaefer, J. Chem. Phys. 86, 2881
+(1987) and T. Helgaker, P. Jorgensen, J. Olsen, "Molecular Electronic-Structure Theory",
+ch. 13, written in tilecc's expression API (point-group blocks, symmetric storage, plan reuse).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tilecc.cc.solver import Amplitudes, AmplitudeSolver
+from tilecc.context import Context
+from tilecc.host.pyscf import RestrictedProblem, restricted_problem
+from tilecc.space import Space
+from tilecc.symmetry import pair_swap
+from tilecc.tensor import Tensor
+
+CLASSES = ("ovov", "oovv", "ovoo", "oooo", "ovvv", "vvvv")
+PAIR = [pair_swap()]
+
+
+@dataclass
+class RCCSD(AmplitudeSolver):
+    """Closed-shell CCSD shaped like PySCF's ``cc.RCCSD``: ``RCCSD(mf).run()``; results
+    ``converged``, ``e_corr``, ``e_tot``, ``t1``, ``t2``, ``cycles``."""
+
+    method: ClassVar[str] = "ccsd"
+    formalism: ClassVar[str] = "spin-adapted"
+
+    @property
+    def t1(self) -> Tensor | None:
+        return self.amplitudes[0] if self.amplitudes else None
+
+    @property
+    def t2(self) -> Tensor | None:
+        return self.amplitudes[1] if self.amplitudes else None
+
+    def build_problem(self) -> RestrictedProblem:
+        return restricted_problem(
+            self.mf, frozen=self.frozen, tile=self.tile, context=self.context, classes=CLASSES
+        )
+
+    def initial_amplitudes(self, problem: RestrictedProblem) -> Amplitudes:
+        t1 = Tensor([problem.occ, problem.vir], name="t1", context=self.context)
+        t1["ia"] = problem.fock["ov"]["ia"]
+        t1.divide_by_denominators_((1, -1))
+        t2 = Tensor(
+            [problem.occ, problem.occ, problem.vir, problem.vir],
+            PAIR,
+            name="t2",
+            context=self.context,
+        )
+        t2["ijab"] = problem.eri["ovov"]["iajb"]
+        t2.divide_by_denominators_((1, 1, -1, -1))
+        return t1, t2
+
+    def update(self, amplitudes: Amplitudes, problem: RestrictedProblem) -> Amplitudes:
+        return update_amps(amplitudes[0], amplitudes[1], problem)
+
+    def energy(self, amplitudes: Amplitudes, problem: RestrictedProblem) -> float:
+        return energy(amplitudes[0], amplitudes[1], problem)
+
+
+def _diagonal(space: Space, ctx: Context) -> Tensor:
+    d = Tensor([space, space], name="e", context=ctx)
+    d.from_dense_(np.diag(space.energies))
+    return d
+
+
+def tau_of(t1: Tensor, t2: Tensor) -> Tensor:
+    """tau_ij^ab = t_ij^ab + t_i^a t_j^b."""
+    tau = Tensor.like(t2, name="tau")
+    tau["ijab"] = t2["ijab"]
+    tau["ijab"] += t1["ia"] * t1["jb"]
+    return tau
+
+
+def energy(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> float:
+    """E = 2 f_ia t_ia + sum (2 (ia|jb) - (ib|ja)) tau_ij^ab."""
+    tau = tau_of(t1, t2)
+    w = p.eri["ovov"]
+    return (
+        2.0 * float(p.fock["ov"]["ia"] * t1["ia"])
+        + 2.0 * float(w["iajb"] * tau["ijab"])
+        - float(w["ibja"] * tau["ijab"])
+    )
+
+
+def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, Tensor]:
+    ctx = t1.context
+    o, v = p.occ, p.vir
+    f, w = p.fock, p.eri
+    ovov, oovv, ovoo, oooo, ovvv, vvvv = (w[k] for k in CLASSES)
+
+    def new(spaces: list[Space], symmetry: list[Any] | None = None, name: str = "") -> Tensor:
+        return Tensor(spaces, symmetry or [], name=name, context=ctx)
+
+    tau = tau_of(t1, t2)
+    # Fock-like intermediates
+    foo = new([o, o], name="Foo")
+    foo["ki"] = f["oo"]["ki"] + 2.0 * ovov["kcld"] * tau["ilcd"]
+    foo["ki"] -= ovov["kdlc"] * tau["ilcd"]
+    fvv = new([v, v], name="Fvv")
+    fvv["ac"] = f["vv"]["ac"] - 2.0 * ovov["kcld"] * tau["klad"]
+    fvv["ac"] += ovov["kdlc"] * tau["klad"]
+    fov = new([o, v], name="Fov")
+    fov["kc"] = f["ov"]["kc"] + 2.0 * ovov["kcld"] * t1["ld"]
+    fov["kc"] -= ovov["kdlc"] * t1["ld"]
+    loo = new([o, o], name="Loo")
+    loo["ki"] = foo["ki"] + f["ov"]["kc"] * t1["ic"]
+    loo["ki"] += 2.0 * ovoo["lcki"] * t1["lc"]
+    loo["ki"] -= ovoo["kcli"] * t1["lc"]
+    lvv = new([v, v], name="Lvv")
+    lvv["ac"] = fvv["ac"] - f["ov"]["kc"] * t1["ka"]
+    lvv["ac"] += 2.0 * ovvv["kdac"] * t1["kd"]
+    lvv["ac"] -= ovvv["kcad"] * t1["kd"]
+    e_o, e_v = _diagonal(o, ctx), _diagonal(v, ctx)
+    foo["ki"] -= e_o["ki"]
+    fvv["ac"] -= e_v["ac"]
+    loo["ki"] -= e_o["ki"]
+    lvv["ac"] -= e_v["ac"]
+
+    # T1
+    t1new = new([o, v], name="t1")
+    t1new["ia"] = f["ov"]["ia"] + fvv["ac"] * t1["ic"]
+    t1new["ia"] -= foo["ki"] * t1["ka"]
+    u = new([v, v], name="f.t1")
+    u["ac"] = f["ov"]["kc"] * t1["ka"]
+    t1new["ia"] -= 2.0 * t1["ic"] * u["ac"]
+    t1new["ia"] += 2.0 * fov["kc"] * t2["kica"]
+    t1new["ia"] -= fov["kc"] * t2["ikca"]
+    z = new([o, o], name="Fov.t1")
+    z["ik"] = t1["ic"] * fov["kc"]
+    t1new["ia"] += z["ik"] * t1["ka"]
+    t1new["ia"] += 2.0 * ovov["kcia"] * t1["kc"]  # (kc|ai) = (kc|ia)
+    t1new["ia"] -= oovv["kiac"] * t1["kc"]
+    t1new["ia"] += 2.0 * ovvv["kdac"] * tau["ikcd"]
+    t1new["ia"] -= ovvv["kcad"] * tau["ikcd"]
+    t1new["ia"] -= 2.0 * ovoo["lcki"] * tau["klac"]
+    t1new["ia"] += ovoo["kcli"] * tau["klac"]
+
+    # T2: terms linear and quadratic in t1
+    x = new([v, v, o, v], name="tmp2")
+    x["abic"] = ovvv["iacb"] - oovv["kibc"] * t1["ka"]
+    y = new([o, o, v, v], name="tmp")
+    y["ijab"] = x["abic"] * t1["jc"]
+    t2new = Tensor.like(t2, name="t2")
+    t2new["ijab"] = ovov["iajb"] + y["ijab"] + y["jiba"]
+    x2 = new([v, o, o, o], name="tmp2'")
+    x2["akij"] = ovoo["iajk"] + ovov["kcia"] * t1["jc"]
+    y2 = new([o, o, v, v], name="tmp'")
+    y2["ijab"] = x2["akij"] * t1["kb"]
+    t2new["ijab"] -= y2["ijab"] + y2["jiba"]
+
+    # Four-index intermediates
+    woooo = new([o, o, o, o], PAIR, name="Woooo")
+    woooo["klij"] = oooo["kilj"] + ovoo["lcki"] * t1["jc"] + ovoo["kclj"] * t1["ic"]
+    woooo["klij"] += ovov["kcld"] * tau["ijcd"]
+    wvvvv = new([v, v, v, v], PAIR, name="Wvvvv")
+    wvvvv["abcd"] = vvvv["acbd"] - ovvv["kdac"] * t1["kb"] - ovvv["kcbd"] * t1["ka"]
+    half_t2 = new([o, o, v, v], name="t2/2+t1t1")
+    half_t2["ilda"] = 0.5 * t2["ilda"]
+    half_t2["ilda"] += t1["id"] * t1["la"]
+    wvoov = new([v, o, o, v], name="Wvoov")
+    wvoov["akic"] = ovov["kcia"] + ovvv["kcad"] * t1["id"] - ovoo["kcli"] * t1["la"]
+    wvoov["akic"] -= ovov["ldkc"] * half_t2["ilda"]
+    wvoov["akic"] -= 0.5 * ovov["lckd"] * t2["ilad"]
+    wvoov["akic"] += ovov["ldkc"] * t2["ilad"]
+    wvovo = new([v, o, v, o], name="Wvovo")
+    wvovo["akci"] = oovv["kiac"] + ovvv["kdac"] * t1["id"] - ovoo["lcki"] * t1["la"]
+    wvovo["akci"] -= ovov["lckd"] * half_t2["ilda"]
+
+    t2new["ijab"] += woooo["klij"] * tau["klab"]
+    t2new["ijab"] += wvvvv["abcd"] * tau["ijcd"]
+    r = new([o, o, v, v], name="ring")
+    r["ijab"] = lvv["ac"] * t2["ijcb"] - loo["ki"] * t2["kjab"]
+    r["ijab"] += 2.0 * wvoov["akic"] * t2["kjcb"]
+    r["ijab"] -= wvovo["akci"] * t2["kjcb"]
+    r["ijab"] -= wvoov["akic"] * t2["kjbc"]
+    r["ijab"] -= wvovo["bkci"] * t2["kjac"]
+    t2new["ijab"] += r["ijab"] + r["jiba"]
+
+    t1new.divide_by_denominators_((1, -1))
+    t2new.divide_by_denominators_((1, 1, -1, -1))
+    return t1new, t2new

@@ -1,0 +1,163 @@
+"""The iteration every amplitude method shares: update, DIIS, convergence, callback, checkpoint.
+
+A method subclasses :class:`AmplitudeSolver` and supplies four hooks: ``build_problem`` (spaces
+and integrals from the mean field), ``initial_amplitudes``, ``update`` (one iteration of its
+equations) and ``energy``. Everything else, including checkpoint/restart, lives here once.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tilecc.cc import checkpoint as ckpt
+from tilecc.cc.diis import DIIS
+from tilecc.context import Context
+from tilecc.tensor import Tensor
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """What a callback receives after each iteration."""
+
+    cycle: int
+    e_corr: float
+    delta_e: float
+    residual_norm: float
+    seconds: float
+
+
+Amplitudes = tuple[Tensor, ...]
+
+
+@dataclass
+class AmplitudeSolver:
+    """Options and results shared by the CC methods (PySCF's names: ``conv_tol``,
+    ``conv_tol_normt``, ``max_cycle``, ``diis_space``; results ``converged``, ``e_corr``,
+    ``e_tot``, ``cycles``). Not converging is a result with a warning, not an exception."""
+
+    mf: Any
+    frozen: int | None = None
+    tile: int = 16
+    threads: int | None = None
+    conv_tol: float = 1e-8
+    conv_tol_normt: float = 1e-6
+    max_cycle: int = 50
+    diis_space: int = 6
+    callback: Callable[[IterationRecord], None] | None = None
+    checkpoint: str | Path | None = None  # written atomically after every iteration
+    restart: bool = False  # continue from `checkpoint`
+    converged: bool = field(default=False, init=False)
+    e_corr: float = field(default=float("nan"), init=False)
+    cycles: int = field(default=0, init=False)
+    amplitudes: Amplitudes = field(default=(), init=False)
+    problem: Any = field(default=None, init=False)
+
+    #: Name used in messages and checkpoints ("ccsd", "ccd", "drccd").
+    method: ClassVar[str] = "cc"
+    #: Amplitude layout, recorded in checkpoints ("spin-orbital" or "spin-adapted").
+    formalism: ClassVar[str] = "spin-orbital"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tile, bool) or not isinstance(self.tile, int) or self.tile < 1:
+            raise ValueError(f"tile must be a whole number of orbitals >= 1, got {self.tile!r}.")
+        if self.max_cycle < 1:
+            raise ValueError(f"max_cycle must be at least 1, got {self.max_cycle}.")
+        if self.restart and self.checkpoint is None:
+            raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
+        self.context = Context() if self.threads is None else Context(threads=self.threads)
+
+    @property
+    def e_tot(self) -> float:
+        return float(self.mf.e_tot) + self.e_corr
+
+    def run(self) -> AmplitudeSolver:
+        iterate(self)
+        return self
+
+    # -- the hooks a method supplies ---------------------------------------------------------
+    def build_problem(self) -> Any:
+        raise NotImplementedError
+
+    def initial_amplitudes(self, problem: Any) -> Amplitudes:
+        raise NotImplementedError
+
+    def update(self, amplitudes: Amplitudes, problem: Any) -> Amplitudes:
+        raise NotImplementedError
+
+    def energy(self, amplitudes: Amplitudes, problem: Any) -> float:
+        raise NotImplementedError
+
+
+def _vector(amplitudes: Amplitudes) -> np.ndarray:
+    return np.concatenate([a.to_vector() for a in amplitudes])
+
+
+def _set_vector(amplitudes: Amplitudes, vector: np.ndarray) -> None:
+    offset = 0
+    for a in amplitudes:
+        a.from_vector_(vector[offset : offset + a.stored_elements])
+        offset += a.stored_elements
+
+
+def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
+    """Iterate cc's equations to convergence (or max_cycle), with DIIS on the packed amplitudes
+    and, if asked, a checkpoint after every iteration."""
+    p = cc.build_problem()
+    cc.problem = p
+    amps = cc.initial_amplitudes(p)
+    diis = DIIS(cc.diis_space) if cc.diis_space > 0 else None
+    path = Path(cc.checkpoint) if cc.checkpoint is not None else None
+    ident = {**ckpt.identity(cc.mf, cc.method, p.frozen), "formalism": cc.formalism}
+    first = 1
+    if cc.restart and path is not None:
+        state = ckpt.load(path, ident)
+        for tensor, dense in zip(amps, state.amplitudes, strict=True):
+            tensor.from_dense_(dense)
+        if diis is not None and state.diis_tile == cc.tile:
+            diis.restore(state.diis_vectors, state.diis_errors)
+        first = state.cycle + 1
+    e_old = cc.energy(amps, p)
+    cc.converged = False
+    for cycle in range(first, first + cc.max_cycle):
+        start = time.perf_counter()
+        new = cc.update(amps, p)
+        old, vec = _vector(amps), _vector(new)
+        residual = float(np.linalg.norm(vec - old))
+        if diis is not None and cycle > 1:
+            _set_vector(new, diis.update(vec, vec - old))
+        amps = new
+        e_new = cc.energy(amps, p)
+        cc.cycles = cycle
+        if path is not None:
+            vectors, errors = diis.history if diis is not None else ([], [])
+            ckpt.save(
+                path,
+                ident,
+                ckpt.State(cycle, e_new, [a.to_dense() for a in amps], vectors, errors, cc.tile),
+            )
+        if cc.callback is not None:
+            cc.callback(
+                IterationRecord(cycle, e_new, e_new - e_old, residual, time.perf_counter() - start)
+            )
+        done = abs(e_new - e_old) < cc.conv_tol and residual < cc.conv_tol_normt
+        e_old = e_new
+        if done:
+            cc.converged = True
+            break
+    cc.e_corr, cc.amplitudes = e_old, amps
+    if not cc.converged:
+        warnings.warn(
+            f"{cc.method.upper()} did not converge in {cc.max_cycle} iterations (last "
+            f"energy change and residual above {cc.conv_tol:g} / "
+            f"{cc.conv_tol_normt:g}); raise max_cycle or loosen the thresholds.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return cc
