@@ -103,7 +103,7 @@ def validate(opts: RunOptions) -> None:
 def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     """Run the job; returns the results written to JSON. Raises ValueError for bad input and
     NotConvergedError (after writing the results) when the CC iterations did not converge."""
-    from tilecc.cc import CCSD, DRCCD, GCCD, GCCSD, IterationRecord
+    from tilecc.cc import CCSD, DRCCD, GCCD, IterationRecord
     from tilecc.host import molecule as host
 
     validate(opts)
@@ -141,8 +141,8 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             "drCCD is defined here for closed-shell RHF references; use --reference "
             "rhf with 2S = 0."
         )
-    # CCSD takes the spin-adapted path for RHF; (T) is implemented on spin-orbital amplitudes.
-    kind: Any = {"ccsd": CCSD, "ccsd(t)": GCCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
+    # CCSD and CCSD(T) take the spin-adapted path for RHF references, spin orbitals otherwise.
+    kind: Any = {"ccsd": CCSD, "ccsd(t)": CCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
     frozen = None if opts.frozen_core else 0
     cc = kind(
         mf,

@@ -39,11 +39,28 @@ def test_matches_pyscf(monkeypatch, kind, charge, spin, chunk_doubles):
     assert calls and calls[-1][0] == calls[-1][1]
 
 
+@pytest.mark.parametrize(("symmetry", "chunk_doubles"), [(True, 1 << 25), (False, 30**3 * 2)])
+def test_closed_shell_matches_pyscf(monkeypatch, symmetry, chunk_doubles):
+    monkeypatch.setattr(triples, "TASK_DOUBLES", chunk_doubles)
+    mol = gto.M(atom=WATER, basis="6-31g", symmetry=symmetry, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-12)
+    ref = cc.CCSD(mf, frozen=1)
+    ref.conv_tol, ref.conv_tol_normt = 1e-11, 1e-9
+    ref.run()
+    expected = ref.ccsd_t()
+    mine = tilecc.cc.CCSD_T(mf, tile=3, threads=2, conv_tol=1e-11, conv_tol_normt=1e-9).run()
+    assert isinstance(mine, tilecc.cc.RCCSD)
+    assert mine.e_t == pytest.approx(expected, abs=1e-10)
+    assert mine.e_tot == pytest.approx(ref.e_tot + expected, abs=1e-8)
+
+
 def test_needs_ccsd_amplitudes():
     mol = gto.M(atom="H 0 0 0; H 0 0 0.74", basis="sto-3g", verbose=0)
     mf = scf.RHF(mol).run()
     with pytest.raises(ValueError, match="run CCSD first"):
         tilecc.cc.GCCSD(mf).ccsd_t()
+    with pytest.raises(ValueError, match="not DRCCD"):
+        tilecc.cc.DRCCD(mf).run().ccsd_t()
     ccd = tilecc.cc.GCCD(mf).run()
     with pytest.raises(ValueError, match="not CCD"):
         ccd.ccsd_t()

@@ -1,8 +1,8 @@
 """Coupled-cluster methods written in tilecc's expression API.
 
-``CCSD(mf)`` takes the spin-adapted closed-shell path (:class:`RCCSD`) for RHF references and
-the spin-orbital one (:class:`GCCSD`) for UHF and ROHF; ``CCD`` and ``CCSD_T`` are spin-orbital
-for every reference (a closed-shell (T) is planned); ``DRCCD`` is closed-shell only.
+``CCSD(mf)`` and ``CCSD_T(mf)`` take the spin-adapted closed-shell path (:class:`RCCSD`, with
+its closed-shell (T)) for RHF references and the spin-orbital one (:class:`GCCSD`) for UHF and
+ROHF; ``CCD`` is spin-orbital for every reference; ``DRCCD`` is closed-shell only.
 """
 
 from typing import Any
@@ -23,14 +23,9 @@ def CCSD(mf: Any, **options: Any) -> AmplitudeSolver:
     return RCCSD(mf, **options) if closed_shell else GCCSD(mf, **options)
 
 
-class CCSD_T(GCCSD):  # noqa: N801  (the name chemists know, as in the issue and PySCF)
+def CCSD_T(mf: Any, **options: Any) -> AmplitudeSolver:
     """CCSD followed by its (T) correction: ``CCSD_T(mf).run().e_tot`` includes ``e_t``."""
-
-    def run(self) -> "CCSD_T":
-        super().run()
-        if self.converged:
-            self.ccsd_t()
-        return self
+    return CCSD(mf, with_t=True, **options)
 
 
 __all__ = [

@@ -16,7 +16,7 @@ non-canonical (ROHF) Fock terms are kept because every Fock block enters the equ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,8 +37,6 @@ class GCCSD(AmplitudeSolver):
     ``GCCSD(mf).run()``; results ``converged``, ``e_corr``, ``e_tot``, ``t1``, ``t2``,
     ``cycles``, and ``e_t`` after :meth:`ccsd_t`."""
 
-    e_t: float | None = field(default=None, init=False)
-
     method: ClassVar[str] = "ccsd"
     formalism: ClassVar[str] = "spin-orbital"
     #: CCSD iterates singles and doubles; CCD (a subclass) keeps t1 = 0.
@@ -52,21 +50,13 @@ class GCCSD(AmplitudeSolver):
     def t2(self) -> Tensor | None:
         return self.amplitudes[1] if self.amplitudes else None
 
-    @property
-    def e_tot(self) -> float:
-        """SCF + correlation energy, plus (T) once :meth:`ccsd_t` has run."""
-        return float(self.mf.e_tot) + self.e_corr + (self.e_t or 0.0)
-
-    def ccsd_t(self, progress: Callable[[int, int], None] | None = None) -> float:
-        """The (T) correction of the converged amplitudes; also stored as ``e_t``."""
+    def triples_energy(self, progress: Callable[[int, int], None] | None) -> float:
         from tilecc.cc.triples import spin_orbital_triples
 
-        if self.t1 is None or self.t2 is None or self.problem is None:
-            raise ValueError("run CCSD first: (T) needs converged CCSD amplitudes.")
         if not self.singles:
-            raise ValueError("(T) is defined on CCSD amplitudes, not CCD.")
-        self.e_t = spin_orbital_triples(self.t1, self.t2, self.problem, progress)
-        return self.e_t
+            return super().triples_energy(progress)
+        assert self.t1 is not None and self.t2 is not None
+        return spin_orbital_triples(self.t1, self.t2, self.problem, progress)
 
     def build_problem(self) -> SpinOrbitalProblem:
         return spin_orbital_problem(

@@ -9,6 +9,7 @@ ch. 13, written in tilecc's expression API (point-group blocks, symmetric storag
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -65,6 +66,12 @@ class RCCSD(AmplitudeSolver):
 
     def energy(self, amplitudes: Amplitudes, problem: RestrictedProblem) -> float:
         return energy(amplitudes[0], amplitudes[1], problem)
+
+    def triples_energy(self, progress: Callable[[int, int], None] | None) -> float:
+        from tilecc.cc.triples import restricted_triples
+
+        assert self.t1 is not None and self.t2 is not None
+        return restricted_triples(self.t1, self.t2, self.problem, progress)
 
 
 def _diagonal(space: Space, ctx: Context) -> Tensor:

@@ -53,11 +53,13 @@ class AmplitudeSolver:
     callback: Callable[[IterationRecord], None] | None = None
     checkpoint: str | Path | None = None  # written atomically after every iteration
     restart: bool = False  # continue from `checkpoint`
+    with_t: bool = False  # CCSD only: add the (T) correction after convergence
     converged: bool = field(default=False, init=False)
     e_corr: float = field(default=float("nan"), init=False)
     cycles: int = field(default=0, init=False)
     amplitudes: Amplitudes = field(default=(), init=False)
     problem: Any = field(default=None, init=False)
+    e_t: float | None = field(default=None, init=False)
 
     #: Name used in messages and checkpoints ("ccsd", "ccd", "drccd").
     method: ClassVar[str] = "cc"
@@ -75,11 +77,24 @@ class AmplitudeSolver:
 
     @property
     def e_tot(self) -> float:
-        return float(self.mf.e_tot) + self.e_corr
+        """SCF + correlation energy, plus (T) once it has been computed."""
+        return float(self.mf.e_tot) + self.e_corr + (self.e_t or 0.0)
 
     def run(self) -> AmplitudeSolver:
         iterate(self)
+        if self.with_t and self.converged:
+            self.ccsd_t()
         return self
+
+    def ccsd_t(self, progress: Callable[[int, int], None] | None = None) -> float:
+        """The (T) correction of the converged amplitudes; also stored as ``e_t``.
+        ``progress(done, total)`` is called after each task."""
+        if not self.amplitudes or self.problem is None:
+            raise ValueError(
+                f"run {self.method.upper()} first: (T) needs converged CCSD amplitudes."
+            )
+        self.e_t = self.triples_energy(progress)
+        return self.e_t
 
     # -- the hooks a method supplies ---------------------------------------------------------
     def build_problem(self) -> Any:
@@ -93,6 +108,9 @@ class AmplitudeSolver:
 
     def energy(self, amplitudes: Amplitudes, problem: Any) -> float:
         raise NotImplementedError
+
+    def triples_energy(self, progress: Callable[[int, int], None] | None) -> float:
+        raise ValueError(f"(T) is defined on CCSD amplitudes, not {self.method.upper()}.")
 
 
 def _vector(amplitudes: Amplitudes) -> np.ndarray:

@@ -1,4 +1,7 @@
-"""The (T) correction of spin-orbital CCSD, one triple of occupied chunks at a time.
+"""The (T) correction of CCSD, one triple of occupied chunks at a time: spin-orbital (any
+reference) and closed-shell (spin-adapted) forms.
+
+Spin-orbital form:
 
     E(T) = 1/36 sum_{ijkabc} W_ijk^abc (W_ijk^abc + V_ijk^abc) / D_ijk^abc
     W = P(i/jk) P(a/bc) [ sum_e t_jk^ae <ei||bc> - sum_m t_im^bc <ma||jk> ]       (connected)
@@ -22,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tilecc.host.pyscf import SpinOrbitalProblem
+from tilecc.host.pyscf import RestrictedProblem, SpinOrbitalProblem
 from tilecc.tensor import Tensor
 
 #: Largest W (and V) a task may hold, in doubles (2 MiB each): small enough that a task's
@@ -40,6 +43,33 @@ def chunks(n: int, size: int) -> list[slice]:
     return [slice(s, min(n, s + size)) for s in range(0, n, size)]
 
 
+def over_chunk_triples(
+    no: int,
+    nv: int,
+    block: Callable[[slice, slice, slice], float],
+    progress: Callable[[int, int], None] | None,
+) -> float:
+    """sum over all (i, j, k) of a summand symmetric in (i, j, k), as tasks over chunk triples
+    I <= J <= K of the occupied orbitals, each weighted by its number of orderings."""
+    size = max(1, int((TASK_DOUBLES / max(1, nv) ** 3) ** (1 / 3)))
+    parts = chunks(no, size)
+    tasks = list(itertools.combinations_with_replacement(range(len(parts)), 3))
+    total = 0.0
+    for done, (a, b, c) in enumerate(tasks):
+        weight = len(set(itertools.permutations((a, b, c))))  # orderings of this triple
+        total += weight * block(parts[a], parts[b], parts[c])
+        if progress is not None:
+            progress(done + 1, len(tasks))
+    return total
+
+
+def _denominator(eo: np.ndarray, ev: np.ndarray, i: slice, j: slice, k: slice) -> np.ndarray:
+    """D_ijk^abc = e_i + e_j + e_k - e_a - e_b - e_c for one block, indices (i,j,k,a,b,c)."""
+    occ = eo[i, None, None] + eo[None, j, None] + eo[None, None, k]
+    vir = ev[:, None, None] + ev[None, :, None] + ev[None, None, :]
+    return occ[..., None, None, None] - vir
+
+
 def spin_orbital_triples(
     t1: Tensor,
     t2: Tensor,
@@ -51,11 +81,6 @@ def spin_orbital_triples(
     ovvv, ooov, oovv = (p.eri[k].to_dense() for k in ("ovvv", "ooov", "oovv"))
     fov = p.fock["ov"].to_dense()
     eo, ev = p.occ.energies, p.vir.energies
-    no, nv = T1.shape
-    size = max(1, int((TASK_DOUBLES / max(1, nv) ** 3) ** (1 / 3)))
-    parts = chunks(no, size)
-    tasks = list(itertools.combinations_with_replacement(range(len(parts)), 3))
-    d_abc = -(ev[:, None, None] + ev[None, :, None] + ev[None, None, :])
 
     def base_w(i: slice, j: slice, k: slice) -> np.ndarray:
         # -sum_e t_jk^ae <ie||bc> - sum_m t_im^bc <jk||ma>, indices (i, j, k, a, b, c)
@@ -78,16 +103,73 @@ def spin_orbital_triples(
             - f(k, j, i).transpose(2, 1, 0, 3, 4, 5)
         )
 
-    energy = 0.0
-    for done, (a, b, c) in enumerate(tasks):
-        i, j, k = parts[a], parts[b], parts[c]
-        weight = len(set(itertools.permutations((a, b, c))))  # orderings of this triple
+    def block(i: slice, j: slice, k: slice) -> float:
         w = _antisymmetrize_abc(permute_ijk(base_w, i, j, k))
         v = _antisymmetrize_abc(permute_ijk(base_v, i, j, k))
-        d = (eo[i, None, None] + eo[None, j, None] + eo[None, None, k])[
-            ..., None, None, None
-        ] + d_abc
-        energy += weight * float(np.sum(w * (w + v) / d))
-        if progress is not None:
-            progress(done + 1, len(tasks))
-    return energy / 36.0
+        return float(np.sum(w * (w + v) / _denominator(eo, ev, i, j, k)))
+
+    return over_chunk_triples(T1.shape[0], T1.shape[1], block, progress) / 36.0
+
+
+#: Orderings of (i, j, k); W and V below are symmetric under permuting (i,j,k) and (a,b,c) alike.
+_ORDERINGS = list(itertools.permutations(range(3)))
+
+
+def restricted_triples(
+    t1: Tensor, t2: Tensor, p: RestrictedProblem, progress: Callable[[int, int], None] | None = None
+) -> float:
+    """E(T) for converged closed-shell (spin-adapted) CCSD amplitudes.
+
+        W = S[ sum_f (ia|fb) t_kj^cf - sum_m (ia|mj) t_mk^bc ]
+        V = S[ (ia|jb) t_kc + f_kc t_ij^ab ]
+        E(T) = 2/6 sum_{ijkabc} W r3(W + V/2) / D,
+        r3(x)_ijk = 4 x_ijk + x_jki + x_kij - 2 x_kji - 2 x_ikj - 2 x_jik
+
+    with S the sum over the six simultaneous orderings of (i,j,k) and (a,b,c) (the closed-shell
+    form of PySCF's ccsd_t). Because W and V are symmetric under S, the (i,j,k) transposes in r3
+    are (a,b,c) transposes of the same block, so one task needs only its own chunk triple.
+    """
+    T1, T2 = t1.to_dense(), t2.to_dense()
+    ovvv, ovoo, ovov = (p.eri[k].to_dense() for k in ("ovvv", "ovoo", "ovov"))
+    fov = p.fock["ov"].to_dense()
+    eo, ev = p.occ.energies, p.vir.energies
+
+    def w0(i: slice, j: slice, k: slice) -> np.ndarray:
+        w = np.einsum("iafb,kjcf->ijkabc", ovvv[i], T2[k, j], optimize=True)
+        w -= np.einsum("iamj,mkbc->ijkabc", ovoo[i, :, :, j], T2[:, k], optimize=True)
+        return w
+
+    def v0(i: slice, j: slice, k: slice) -> np.ndarray:
+        v = np.einsum("iajb,kc->ijkabc", ovov[i, :, j], T1[k], optimize=True)
+        v += np.einsum("ijab,kc->ijkabc", T2[i, j], fov[k], optimize=True)
+        return v
+
+    def symmetrized(
+        f: Callable[[slice, slice, slice], np.ndarray], parts: tuple[slice, slice, slice]
+    ) -> np.ndarray:
+        out = 0.0
+        for order in _ORDERINGS:
+            back = np.argsort(order)
+            out = out + f(*(parts[q] for q in order)).transpose(*back, *(3 + back))
+        return out  # type: ignore[return-value]
+
+    def r3(x: np.ndarray) -> np.ndarray:
+        def ijk(order: tuple[int, int, int]) -> np.ndarray:
+            # x with (i,j,k) reordered equals x with (a,b,c) reordered the inverse way.
+            return x.transpose(0, 1, 2, *(3 + np.argsort(order)))
+
+        return (
+            4 * x
+            + ijk((1, 2, 0))
+            + ijk((2, 0, 1))
+            - 2 * ijk((2, 1, 0))
+            - 2 * ijk((0, 2, 1))
+            - 2 * ijk((1, 0, 2))
+        )
+
+    def block(i: slice, j: slice, k: slice) -> float:
+        w = symmetrized(w0, (i, j, k))
+        x = w + 0.5 * symmetrized(v0, (i, j, k))
+        return float(np.sum(w * r3(x) / _denominator(eo, ev, i, j, k)))
+
+    return 2.0 / 6.0 * over_chunk_triples(T1.shape[0], T1.shape[1], block, progress)
