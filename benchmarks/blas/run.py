@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tilecc import _blas, _core
+from tilecc import _blas, _core, measure
 
 HERE = Path(__file__).parent
 
@@ -88,9 +88,7 @@ def main() -> int:
         f"({best['threads']} threads)"
     )
     if args.json:
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
-        tmp.replace(args.json)
+        measure.write_json_lines(args.json, records)
     return 0
 
 

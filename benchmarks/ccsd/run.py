@@ -21,6 +21,8 @@ from molecules import CASES, QUICK
 from rich.console import Console
 from rich.table import Table
 
+from tilecc import measure
+
 HERE = Path(__file__).parent
 COMPETITORS = {"tilecc": "tilecc_job.py", "pyscf": "pyscf_job.py", "psi4": "psi4_job.py"}
 
@@ -129,9 +131,7 @@ def main() -> int:
     for line in ratios:
         console.print(line)
     if args.json:
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
-        tmp.replace(args.json)
+        measure.write_json_lines(args.json, records)
     return 0
 
 

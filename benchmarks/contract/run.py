@@ -11,7 +11,6 @@ in the same run, symmetric speed-up against flops skipped, dispatch overhead per
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import subprocess
@@ -165,18 +164,11 @@ def main() -> int:
     for line in lines:
         console.print(line)
     if args.json:
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        with tmp.open("w") as f:
-            for rec in records:
-                f.write(json.dumps(rec) + "\n")
-            for t, sec in overhead.items():
-                f.write(
-                    json.dumps(
-                        {"workload": "dispatch", "threads": t, "seconds_per_task": sec, **meta}
-                    )
-                    + "\n"
-                )
-        tmp.replace(args.json)
+        dispatch = [
+            {"workload": "dispatch", "threads": t, "seconds_per_task": sec, **meta}
+            for t, sec in overhead.items()
+        ]
+        measure.write_json_lines(args.json, records + dispatch)
     return 0
 
 

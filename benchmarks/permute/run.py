@@ -9,7 +9,6 @@ Prints GB/s moved (read + write) by each and the ratio tilecc / NumPy, measured 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from tilecc import kernels
+from tilecc import kernels, measure
 
 PERMUTATIONS = [(1, 0, 2, 3), (0, 1, 3, 2), (2, 3, 0, 1), (0, 2, 1, 3), (3, 2, 1, 0), (1, 3, 0, 2)]
 
@@ -77,9 +76,7 @@ def main() -> int:
         f"{np.exp(np.mean(np.log(ratios))):.2f}x (min {ratios.min():.2f}x)"
     )
     if args.json:
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
-        tmp.replace(args.json)
+        measure.write_json_lines(args.json, records)
     return 0
 
 

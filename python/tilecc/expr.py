@@ -99,8 +99,24 @@ class _FakeTensor:
         self.spaces = [Space.spatial(1)] * rank
 
 
+class _Summable:
+    """Addition and subtraction for labelled tensors and terms: both become a Sum."""
+
+    def __add__(self, other: object) -> Sum:
+        return as_sum(self) + other
+
+    def __radd__(self, other: object) -> Sum:
+        return as_sum(other) + self
+
+    def __sub__(self, other: object) -> Sum:
+        return as_sum(self) - other
+
+    def __rsub__(self, other: object) -> Sum:
+        return as_sum(other) - self
+
+
 @dataclass(frozen=True)
-class Labelled:
+class Labelled(_Summable):
     """A tensor with labels on its indices; multiply and add these to build expressions."""
 
     tensor: Tensor
@@ -115,23 +131,12 @@ class Labelled:
     def __neg__(self) -> Term:
         return Term(-1.0, (self,))
 
-    def __add__(self, other: object) -> Sum:
-        return as_sum(self) + other
-
-    def __radd__(self, other: object) -> Sum:
-        return as_sum(other) + self
-
-    def __sub__(self, other: object) -> Sum:
-        return as_sum(self) - other
-
-    def __rsub__(self, other: object) -> Sum:
-        return as_sum(other) - self
-
-    def __iadd__(self, other: object) -> Applied:
+    # `t[...] += expr` evaluates in place and hands Tensor.__setitem__ a marker, not a Sum.
+    def __iadd__(self, other: object) -> Applied:  # type: ignore[override,misc]
         assign(self.tensor, self.labels, other, accumulate=True)
         return Applied(self.tensor, self.labels)
 
-    def __isub__(self, other: object) -> Applied:
+    def __isub__(self, other: object) -> Applied:  # type: ignore[override,misc]
         assign(self.tensor, self.labels, -as_sum(other), accumulate=True)
         return Applied(self.tensor, self.labels)
 
@@ -143,7 +148,7 @@ class Labelled:
 
 
 @dataclass(frozen=True)
-class Term:
+class Term(_Summable):
     """coef * factor (a permuted copy) or coef * factor * factor (a contraction)."""
 
     coef: float
@@ -169,18 +174,6 @@ class Term:
 
     def __neg__(self) -> Term:
         return Term(-self.coef, self.factors)
-
-    def __add__(self, other: object) -> Sum:
-        return as_sum(self) + other
-
-    def __radd__(self, other: object) -> Sum:
-        return as_sum(other) + self
-
-    def __sub__(self, other: object) -> Sum:
-        return as_sum(self) - other
-
-    def __rsub__(self, other: object) -> Sum:
-        return as_sum(other) - self
 
     def __float__(self) -> float:
         return evaluate_scalar(self)
@@ -368,19 +361,26 @@ def assign(target: Tensor, labels: Labels, value: object, *, accumulate: bool) -
 
         scratch = Tensor.like(target, name=target.name)
         _accumulate(scratch, labels, expr)
-        _core.add(
-            (target._shape, list(labels), target.name),
-            target._core,
-            (scratch._shape, list(labels), target.name),
-            scratch._core,
-            1.0,
-            1.0 if accumulate else 0.0,
-            target.context.executor,
-        )
+        add_permuted(target, labels, scratch, labels, 1.0, 1.0 if accumulate else 0.0)
         return
     if not accumulate:
         target.zero_()
     _accumulate(target, labels, expr)
+
+
+def add_permuted(
+    target: Tensor, labels: Labels, source: Tensor, source_labels: Labels, alpha: float, beta: float
+) -> None:
+    """target[labels] = beta * target[labels] + alpha * source[source_labels] (one core call)."""
+    _core.add(
+        (target._shape, list(labels), target.name),
+        target._core,
+        (source._shape, list(source_labels), source.name),
+        source._core,
+        alpha,
+        beta,
+        target.context.executor,
+    )
 
 
 def _accumulate(target: Tensor, labels: Labels, expr: Sum) -> None:
@@ -394,15 +394,7 @@ def _accumulate(target: Tensor, labels: Labels, expr: Sum) -> None:
                 )
         if len(term.factors) == 1:
             (a,) = term.factors
-            _core.add(
-                (target._shape, list(labels), target.name),
-                target._core,
-                (a.tensor._shape, list(a.labels), a.tensor.name),
-                a.tensor._core,
-                term.coef,
-                1.0,
-                ctx.executor,
-            )
+            add_permuted(target, labels, a.tensor, a.labels, term.coef, 1.0)
         else:
             a, b = term.factors
             plan = plan_for(Labelled(target, labels), term)

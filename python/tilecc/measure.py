@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
 from tilecc import _blas, _core
 from tilecc.context import Context
 
@@ -19,3 +24,11 @@ def dispatch_overhead(threads: int, tasks: int = 1_000_000, policy: str = "count
     ctx = Context(threads=threads, policy=policy)
     run = _core.run_empty_tasks(tasks, ctx.executor)
     return float(run["seconds"]) / tasks
+
+
+def write_json_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Benchmark records, one JSON object per line, written atomically (temporary file, then
+    rename): an interrupted benchmark never leaves a truncated file behind."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
+    tmp.replace(path)

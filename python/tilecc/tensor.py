@@ -149,17 +149,11 @@ class Tensor:
         self._core.divide_by_denominators([int(s) for s in signs], float(shift))
 
     def copy(self, name: str = "") -> Tensor:
+        from tilecc.expr import add_permuted
+
         out = Tensor.like(self, name or self.name)
         labels = tuple(f"p{k}" for k in range(self.rank))
-        _core.add(
-            (out._shape, list(labels), out.name),
-            out._core,
-            (self._shape, list(labels), self.name),
-            self._core,
-            1.0,
-            0.0,
-            self.context.executor,
-        )
+        add_permuted(out, labels, self, labels, 1.0, 0.0)
         return out
 
     def to_vector(self) -> np.ndarray:

@@ -6,41 +6,15 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import occupied_virtual
 
 import tilecc
-from tilecc.testing import assert_close, random_space, random_symmetric_dense, symmetry_error
+from tilecc.testing import assert_close, random_symmetric_dense, symmetry_error
 
 ANTI = tilecc.antisymmetric_pairs()
 
 
-@st.composite
-def problem(draw: st.DrawFn) -> tuple[tilecc.Space, tilecc.Space, int]:
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    spin = draw(st.booleans())
-    irreps = draw(st.sampled_from([1, 2, 4]))
-    o = random_space(
-        rng,
-        size=draw(st.integers(1, 4)),
-        kind="occupied",
-        name="o",
-        tile=draw(st.integers(1, 5)),
-        spin=spin,
-        irreps=irreps,
-    )
-    v = random_space(
-        rng,
-        size=draw(st.integers(1, 6)),
-        kind="virtual",
-        name="v",
-        tile=draw(st.integers(1, 7)),
-        spin=spin,
-        irreps=irreps,
-    )
-    return o, v, seed
-
-
-@given(problem(), st.integers(1, 2))
+@given(occupied_virtual(irrep_counts=(1, 2, 4)), st.integers(1, 2))
 def test_ladder_with_antisymmetry(p, threads):
     o, v, seed = p
     ctx = tilecc.Context(threads=threads)
@@ -57,7 +31,7 @@ def test_ladder_with_antisymmetry(p, threads):
     assert symmetry_error(r2) < 1e-12
 
 
-@given(problem(), st.integers(1, 2))
+@given(occupied_virtual(irrep_counts=(1, 2, 4)), st.integers(1, 2))
 def test_ring_then_antisymmetrize(p, threads):
     o, v, seed = p
     ctx = tilecc.Context(threads=threads)
@@ -82,7 +56,7 @@ def test_ring_then_antisymmetrize(p, threads):
 def general_contraction(draw: st.DrawFn):
     """Random operands over o/v with random symmetric or antisymmetric pairs, a random split of
     labels into A-only, B-only and summed, and a random output order."""
-    o, v, seed = draw(problem())
+    o, v, seed = draw(occupied_virtual(irrep_counts=(1, 2, 4)))
     rng = np.random.default_rng(seed)
     pool = {"o": (o, list("ijklmn")), "v": (v, list("abcdef"))}
     n_a, n_b, n_k = draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.integers(0, 2))
@@ -150,7 +124,7 @@ def test_random_contractions_match_einsum(case, threads, alpha):
     assert_close(got, expected, what=f"{lc} = {la} * {lb} (seed {seed})")
 
 
-@given(problem())
+@given(occupied_virtual(irrep_counts=(1, 2, 4)))
 def test_results_do_not_depend_on_threads_or_tile_size(p):
     o, v, seed = p
     results = []

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import occupied_virtual
 
 import tilecc
 from tilecc.testing import (
     allowed_mask,
     assert_close,
-    random_space,
     random_symmetric_dense,
     symmetry_error,
 )
@@ -25,34 +25,7 @@ SYMMETRIES = {
 }
 
 
-@st.composite
-def spaces(draw: st.DrawFn) -> tuple[tilecc.Space, tilecc.Space, int]:
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    spin = draw(st.booleans())
-    irreps = draw(st.sampled_from([1, 2, 4, 8]))
-    o = random_space(
-        rng,
-        size=draw(st.integers(1, 4)),
-        kind="occupied",
-        name="o",
-        tile=draw(st.integers(1, 5)),
-        spin=spin,
-        irreps=irreps,
-    )
-    v = random_space(
-        rng,
-        size=draw(st.integers(1, 6)),
-        kind="virtual",
-        name="v",
-        tile=draw(st.integers(1, 7)),
-        spin=spin,
-        irreps=irreps,
-    )
-    return o, v, seed
-
-
-@given(spaces(), st.sampled_from(sorted(SYMMETRIES)))
+@given(occupied_virtual(), st.sampled_from(sorted(SYMMETRIES)))
 def test_dense_round_trip_keeps_symmetry_and_sparsity(sp, sym):
     o, v, seed = sp
     t = tilecc.Tensor([o, o, v, v], SYMMETRIES[sym], name="t", context=tilecc.Context(threads=1))
@@ -65,7 +38,7 @@ def test_dense_round_trip_keeps_symmetry_and_sparsity(sp, sym):
     assert not np.any(d[~allowed_mask(t)])
 
 
-@given(spaces(), st.sampled_from(sorted(SYMMETRIES)))
+@given(occupied_virtual(), st.sampled_from(sorted(SYMMETRIES)))
 def test_stored_elements_match_dense_counts(sp, sym):
     o, v, _ = sp
     t = tilecc.Tensor([o, o, v, v], SYMMETRIES[sym], name="t", context=tilecc.Context(threads=1))
@@ -78,7 +51,7 @@ def test_stored_elements_match_dense_counts(sp, sym):
         assert rep["stored_elements"] == rep["nonzero_elements"]
 
 
-@given(spaces(), st.floats(-3, 3), st.integers(1, 2))
+@given(occupied_virtual(), st.floats(-3, 3), st.integers(1, 2))
 def test_scale_copy_norm_dot(sp, alpha, threads):
     o, v, seed = sp
     ctx = tilecc.Context(threads=threads)
@@ -95,7 +68,7 @@ def test_scale_copy_norm_dot(sp, alpha, threads):
     assert_close(t.to_dense(), dt, what="the original after copying")
 
 
-@given(spaces(), st.floats(-0.5, 0.5))
+@given(occupied_virtual(), st.floats(-0.5, 0.5))
 def test_divide_by_denominators(sp, shift):
     o, v, seed = sp
     t = tilecc.Tensor(

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tilecc.cc.solver import Amplitudes, AmplitudeSolver
+from tilecc.cc.solver import Amplitudes, AmplitudeSolver, SinglesAndDoubles
 from tilecc.context import Context
 from tilecc.host.pyscf import SpinOrbitalProblem, spin_orbital_problem
 from tilecc.space import Space
@@ -32,7 +32,7 @@ ANTI = antisymmetric_pairs()
 
 
 @dataclass
-class GCCSD(AmplitudeSolver):
+class GCCSD(SinglesAndDoubles, AmplitudeSolver):
     """Spin-orbital CCSD for RHF, UHF and ROHF references, shaped like PySCF's ``cc.GCCSD``:
     ``GCCSD(mf).run()``; results ``converged``, ``e_corr``, ``e_tot``, ``t1``, ``t2``,
     ``cycles``, and ``e_t`` after :meth:`ccsd_t`."""
@@ -41,14 +41,6 @@ class GCCSD(AmplitudeSolver):
     formalism: ClassVar[str] = "spin-orbital"
     #: CCSD iterates singles and doubles; CCD (a subclass) keeps t1 = 0.
     singles: ClassVar[bool] = True
-
-    @property
-    def t1(self) -> Tensor | None:
-        return self.amplitudes[0] if self.amplitudes else None
-
-    @property
-    def t2(self) -> Tensor | None:
-        return self.amplitudes[1] if self.amplitudes else None
 
     def triples_energy(self, progress: Callable[[int, int], None] | None) -> float:
         from tilecc.cc.triples import spin_orbital_triples

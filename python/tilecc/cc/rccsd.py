@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tilecc.cc.solver import Amplitudes, AmplitudeSolver
+from tilecc.cc.solver import Amplitudes, AmplitudeSolver, SinglesAndDoubles
 from tilecc.context import Context
 from tilecc.host.pyscf import RestrictedProblem, restricted_problem
 from tilecc.space import Space
@@ -27,20 +27,12 @@ PAIR = [pair_swap()]
 
 
 @dataclass
-class RCCSD(AmplitudeSolver):
+class RCCSD(SinglesAndDoubles, AmplitudeSolver):
     """Closed-shell CCSD shaped like PySCF's ``cc.RCCSD``: ``RCCSD(mf).run()``; results
     ``converged``, ``e_corr``, ``e_tot``, ``t1``, ``t2``, ``cycles``."""
 
     method: ClassVar[str] = "ccsd"
     formalism: ClassVar[str] = "spin-adapted"
-
-    @property
-    def t1(self) -> Tensor | None:
-        return self.amplitudes[0] if self.amplitudes else None
-
-    @property
-    def t2(self) -> Tensor | None:
-        return self.amplitudes[1] if self.amplitudes else None
 
     def build_problem(self) -> RestrictedProblem:
         return restricted_problem(

@@ -113,6 +113,20 @@ class AmplitudeSolver:
         raise ValueError(f"(T) is defined on CCSD amplitudes, not {self.method.upper()}.")
 
 
+class SinglesAndDoubles:
+    """``t1`` and ``t2`` for the methods whose amplitudes are (t1, t2)."""
+
+    amplitudes: Amplitudes
+
+    @property
+    def t1(self) -> Tensor | None:
+        return self.amplitudes[0] if self.amplitudes else None
+
+    @property
+    def t2(self) -> Tensor | None:
+        return self.amplitudes[1] if self.amplitudes else None
+
+
 def _vector(amplitudes: Amplitudes) -> np.ndarray:
     return np.concatenate([a.to_vector() for a in amplitudes])
 
