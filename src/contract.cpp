@@ -129,7 +129,13 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
     else
       stacked(task, ws);
   };
-  stats.run = executor.run(plan.task_costs(), body);
+  const double mean_task_flops =
+      tasks.empty() ? 0.0 : plan.executed_flops() / static_cast<double>(tasks.size());
+  const double threshold = executor.policy_options().blas_parallel_task_flops;
+  if (executor.threads() > 1 && threshold > 0 && mean_task_flops >= threshold)
+    stats.run = executor.run_with_threaded_blas(plan.task_costs(), body);
+  else
+    stats.run = executor.run(plan.task_costs(), body);
   stats.flops = plan.executed_flops();
   return stats;
 }

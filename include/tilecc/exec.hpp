@@ -56,6 +56,9 @@ class Executor {
   /** Run body(t, worker) for every task t, ordered by the policy given the costs. The first
    *  exception thrown by a task stops the run and is rethrown here. */
   RunStats run(std::span<const double> costs, const Body& body);
+  /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
+   *  the parallelism is inside each GEMM. */
+  RunStats run_with_threaded_blas(std::span<const double> costs, const Body& body);
 
  private:
   void worker_loop(int worker);

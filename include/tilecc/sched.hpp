@@ -26,6 +26,11 @@ struct TaskRange {
 /** Options every policy accepts; each uses the ones that concern it. */
 struct PolicyOptions {
   int quantum = 1;  ///< tasks taken per counter fetch (NWChem's NXTVAL chunk)
+  /// A contraction whose tasks average at least this many flops runs its tasks one at a time
+  /// with a threaded BLAS instead of one task per worker: for a few very large GEMMs, BLAS's
+  /// threads (sharing packed panels) beat workers running separate GEMMs that contend for the
+  /// shared cache. 0 disables it.
+  double blas_parallel_task_flops = 2e9;
 };
 
 /** The interface a scheduling policy implements. */

@@ -38,7 +38,8 @@ void bind_contract(nb::module_& m) {
 
   nb::class_<PolicyOptions>(m, "PolicyOptions")
       .def(nb::init<>())
-      .def_rw("quantum", &PolicyOptions::quantum);
+      .def_rw("quantum", &PolicyOptions::quantum)
+      .def_rw("blas_parallel_task_flops", &PolicyOptions::blas_parallel_task_flops);
 
   nb::class_<ContractionPlan>(m, "ContractionPlan")
       .def(

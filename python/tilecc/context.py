@@ -63,6 +63,9 @@ class Context:
     threads: int = field(default_factory=_default_threads)
     policy: str = "counter"
     quantum: int = 1
+    #: Contractions whose tasks average at least this many flops parallelise inside BLAS
+    #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
+    blas_parallel_task_flops: float = 2e9
     stats: ContextStats = field(default_factory=ContextStats, init=False)
 
     def __post_init__(self) -> None:
@@ -75,6 +78,11 @@ class Context:
             )
         options = _core.PolicyOptions()
         options.quantum = self.quantum
+        if not self.blas_parallel_task_flops >= 0:
+            raise ValueError(
+                f"blas_parallel_task_flops must be >= 0, got {self.blas_parallel_task_flops!r}."
+            )
+        options.blas_parallel_task_flops = float(self.blas_parallel_task_flops)
         self._executor = _core.Executor(self.threads, self.policy, options)
         self._plans: dict[tuple[object, ...], _PlanEntry] = {}
         # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)

@@ -195,3 +195,24 @@ def test_plans_are_reused():
     for _ in range(3):
         r2["ijab"] += t2["ijcd"] * w["abcd"]
     assert ctx.stats.plans_built == 1 and ctx.stats.plans_reused == 2
+
+
+@given(occupied_virtual(irrep_counts=(1, 2)), st.sampled_from([0.0, 1.0]))
+def test_blas_parallel_path_agrees(p, threshold):
+    """Contractions with large tasks parallelise inside BLAS; forcing either path gives the same
+    result as numpy.einsum."""
+    o, v, seed = p
+    ctx = tilecc.Context(threads=2, blas_parallel_task_flops=threshold)
+    t2 = tilecc.Tensor([o, o, v, v], ANTI, name="t2", context=ctx)
+    w = tilecc.Tensor([o, v, v, o], name="w", context=ctx)
+    x = tilecc.Tensor([o, o, v, v], name="x", context=ctx)
+    t2.fill_random_(seed)
+    w.fill_random_(seed + 1)
+    x["ijab"] = w["kbcj"] * t2["ikac"]
+    expected = np.einsum("kbcj,ikac->ijab", w.to_dense(), t2.to_dense())
+    assert_close(x.to_dense(), expected, what=f"threshold {threshold} (seed {seed})")
+
+
+def test_bad_blas_parallel_threshold():
+    with pytest.raises(ValueError, match="blas_parallel_task_flops must be >= 0"):
+        tilecc.Context(threads=1, blas_parallel_task_flops=-1.0)
