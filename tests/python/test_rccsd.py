@@ -48,3 +48,15 @@ def test_open_shell_goes_spin_orbital():
     mol = gto.M(atom="O 0 0 0; H 0 0 0.97", basis="sto-3g", spin=1, verbose=0)
     mf = scf.UHF(mol).run()
     assert isinstance(tilecc.CCSD(mf), tilecc.cc.GCCSD)
+
+
+def test_unverified_large_classes_give_the_same_energy(monkeypatch):
+    """Classes above VERIFY_ELEMENTS are loaded without the dense check: same result."""
+    from tilecc.host import pyscf as host
+
+    mol = gto.M(atom=WATER, basis="6-31g", symmetry=True, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-12)
+    checked = tilecc.CCSD(mf, tile=4, threads=1, **TIGHT).run()
+    monkeypatch.setattr(host, "VERIFY_ELEMENTS", 0)
+    unchecked = tilecc.CCSD(mf, tile=4, threads=1, **TIGHT).run()
+    assert unchecked.e_tot == pytest.approx(checked.e_tot, abs=1e-10)
