@@ -25,7 +25,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tilecc import kernels
 from tilecc.host.pyscf import RestrictedProblem, SpinOrbitalProblem
 from tilecc.tensor import Tensor
 
@@ -62,18 +61,6 @@ def over_chunk_triples(
         if progress is not None:
             progress(done + 1, len(tasks))
     return total
-
-
-def _accumulate(
-    out: np.ndarray, term: np.ndarray, natural: tuple[int, ...], back: np.ndarray, alpha: float
-) -> None:
-    """out += alpha * term, where term's axes are the block's axes `natural` of one ordering of
-    (i,j,k) and (a,b,c), mapped back by `back`."""
-    # Axis t of the block is axis perm[t] of the (i,j,k,a,b,c) term, which is axis
-    # natural[perm[t]] of the array as computed.
-    perm = (*back, *(3 + back))
-    axes = [natural[int(q)] for q in perm]
-    kernels.permute(np.ascontiguousarray(term), axes, out, alpha=alpha, beta=1.0)
 
 
 def _denominator(eo: np.ndarray, ev: np.ndarray, i: slice, j: slice, k: slice) -> np.ndarray:
@@ -124,10 +111,6 @@ def spin_orbital_triples(
     return over_chunk_triples(T1.shape[0], T1.shape[1], block, progress) / 36.0
 
 
-#: Orderings of (i, j, k); W and V below are symmetric under permuting (i,j,k) and (a,b,c) alike.
-_ORDERINGS = list(itertools.permutations(range(3)))
-
-
 def restricted_triples(
     t1: Tensor, t2: Tensor, p: RestrictedProblem, progress: Callable[[int, int], None] | None = None
 ) -> float:
@@ -140,61 +123,28 @@ def restricted_triples(
 
     with S the sum over the six simultaneous orderings of (i,j,k) and (a,b,c) (the closed-shell
     form of PySCF's ccsd_t). Because W and V are symmetric under S, the (i,j,k) transposes in r3
-    are (a,b,c) transposes of the same block, so one task needs only its own chunk triple.
+    are (a,b,c) transposes of the same block, so a task needs only its own triple. The tasks
+    (i <= j <= k, weighted by their orderings) run on the engine's workers, fused in C++
+    (include/tilecc/kernels/triples.hpp); one call per i keeps the progress display moving.
     """
-    T1, T2 = t1.to_dense(), t2.to_dense()
+    from tilecc import _core
+
     ovvv, ovoo, ovov = (p.eri[k].to_dense() for k in ("ovvv", "ovoo", "ovov"))
-    fov = p.fock["ov"].to_dense()
-    eo, ev = p.occ.energies, p.vir.energies
-    # Layouts in which both terms of W are one BLAS call (tensordot) each: einsum falls back to
-    # its own loops on the size-1 axes of small chunks, measured ~10x slower.
-    iabf = np.ascontiguousarray(ovvv.transpose(0, 1, 3, 2))  # (ia|fb) as [i, a, b, f]
-    iajm = np.ascontiguousarray(ovoo.transpose(0, 1, 3, 2))  # (ia|mj) as [i, a, j, m]
-    nv = T1.shape[1]
-
-    # Each term is computed by one tensordot in its natural (contiguous) axis order and added
-    # into the (i,j,k,a,b,c) block by tilecc's cache-blocked permutation kernel: strided NumPy
-    # transposes of these multi-MB blocks were the bottleneck (benzene/cc-pVDZ: 119 s).
-    def add_w0(out: np.ndarray, order: tuple[int, ...], parts: tuple[slice, ...]) -> None:
-        i, j, k = (parts[q] for q in order)
-        back = np.argsort(order)  # this term's (i,j,k) -> block axes, and (a,b,c) alike
-        # sum_f (ia|fb) t_kj^cf: axes (i,a,b,k,j,c)
-        first = np.tensordot(iabf[i], T2[k, j], axes=([3], [3]))
-        _accumulate(out, first, (0, 4, 3, 1, 2, 5), back, 1.0)
-        # - sum_m (ia|mj) t_mk^bc: axes (i,a,j,k,b,c)
-        second = np.tensordot(iajm[i, :, j], T2[:, k], axes=([3], [0]))
-        _accumulate(out, second, (0, 2, 3, 1, 4, 5), back, -1.0)
-
-    def add_v0(out: np.ndarray, order: tuple[int, ...], parts: tuple[slice, ...]) -> None:
-        i, j, k = (parts[q] for q in order)
-        back = np.argsort(order)
-        # (ia|jb) t_kc / 2: axes (i,a,j,b,k,c)
-        first = np.multiply.outer(ovov[i, :, j], T1[k])
-        _accumulate(out, first, (0, 2, 4, 1, 3, 5), back, 0.5)
-        # f_kc t_ij^ab / 2: axes (i,j,a,b,k,c)
-        second = np.multiply.outer(T2[i, j], fov[k])
-        _accumulate(out, second, (0, 1, 4, 2, 3, 5), back, 0.5)
-
-    def block(i: slice, j: slice, k: slice) -> float:
-        parts = (i, j, k)
-        shape = (i.stop - i.start, j.stop - j.start, k.stop - k.start, nv, nv, nv)
-        w = np.zeros(shape)
-        for order in _ORDERINGS:
-            add_w0(w, order, parts)
-        x = w.copy()
-        for order in _ORDERINGS:
-            add_v0(x, order, parts)
-        # r3 over (i,j,k) as (a,b,c) transposes of x: 4x + x_jki + x_kij - 2(x_kji + x_ikj + x_jik)
-        z = 4.0 * x
-        for order, alpha in (
-            ((1, 2, 0), 1.0),
-            ((2, 0, 1), 1.0),
-            ((2, 1, 0), -2.0),
-            ((0, 2, 1), -2.0),
-            ((1, 0, 2), -2.0),
-        ):
-            kernels.permute(x, (0, 1, 2, *(3 + np.argsort(order))), z, alpha=alpha, beta=1.0)
-        z /= _denominator(eo, ev, i, j, k)
-        return float(np.vdot(w, z))
-
-    return 2.0 / 6.0 * over_chunk_triples(T1.shape[0], T1.shape[1], block, progress)
+    arrays = {
+        "iabf": np.ascontiguousarray(ovvv.transpose(0, 1, 3, 2)),  # (ia|fb) as [i, a, b, f]
+        "iajm": np.ascontiguousarray(ovoo.transpose(0, 1, 3, 2)),  # (ia|mj) as [i, a, j, m]
+        "t2": t2.to_dense(),
+        "t1": t1.to_dense(),
+        "fov": p.fock["ov"].to_dense(),
+        "ovov": np.ascontiguousarray(ovov),
+        "eo": np.ascontiguousarray(p.occ.energies),
+        "ev": np.ascontiguousarray(p.vir.energies),
+    }
+    del ovvv, ovoo
+    no = arrays["t1"].shape[0]
+    total = 0.0
+    for i in range(no):
+        total += _core.closed_shell_triples_for_i(**arrays, i=i, executor=t1.context.executor)
+        if progress is not None:
+            progress(i + 1, no)
+    return 2.0 / 6.0 * total
