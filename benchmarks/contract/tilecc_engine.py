@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 from workloads import Workload
 
 import tilecc
+from tilecc.measure import best_time
 
 
 def measure(work: Workload, repeats: int) -> dict[str, float]:
@@ -14,12 +13,12 @@ def measure(work: Workload, repeats: int) -> dict[str, float]:
     r, lr, a, la, b, lb = work.build()
     term = a[la] * b[lb]
     plan = tilecc.plan_for(r[lr], term)
-    r[lr] += term  # warm-up: page in the tensors and the workers' scratch
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
+
+    def accumulate() -> None:
         r[lr] += term
-        best = min(best, time.perf_counter() - start)
+
+    # The warm-up call pages in the tensors and the workers' scratch.
+    best = best_time(accumulate, repeats)
     return {
         "seconds": best,
         "executed_flops": plan.executed_flops,

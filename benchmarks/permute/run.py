@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,16 +19,6 @@ from rich.table import Table
 from tilecc import kernels, measure
 
 PERMUTATIONS = [(1, 0, 2, 3), (0, 1, 3, 2), (2, 3, 0, 1), (0, 2, 1, 3), (3, 2, 1, 0), (1, 3, 0, 2)]
-
-
-def best_time(fn, repeats: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> int:
@@ -48,10 +37,10 @@ def main() -> int:
         for axes in PERMUTATIONS:
             out = np.empty((tile,) * 4)
             moved = 2 * src.nbytes
-            t_tilecc = best_time(
+            t_tilecc = measure.best_time(
                 lambda s=src, a=axes, o=out: kernels.permute(s, a, o), args.repeats
             )
-            t_numpy = best_time(
+            t_numpy = measure.best_time(
                 lambda s=src, a=axes, o=out: np.copyto(o, s.transpose(a)), args.repeats
             )
             rec = {

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tilecc import _blas, _core
+from tilecc.atomic import replaced_atomically
 from tilecc.context import Context
 
 
@@ -27,8 +29,19 @@ def dispatch_overhead(threads: int, tasks: int = 1_000_000, policy: str = "count
 
 
 def write_json_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    """Benchmark records, one JSON object per line, written atomically (temporary file, then
-    rename): an interrupted benchmark never leaves a truncated file behind."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
-    tmp.replace(path)
+    """Benchmark records, one JSON object per line, written atomically: an interrupted
+    benchmark never leaves a truncated file behind."""
+    with replaced_atomically(path) as f:
+        f.writelines(json.dumps(r) + "\n" for r in records)
+
+
+def best_time(fn: Callable[[], object], repeats: int) -> float:
+    """Seconds of the fastest of ``repeats`` calls after one warm-up: on a shared machine the
+    fastest run is the least disturbed one."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
 import warnings
@@ -14,6 +13,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from tilecc.atomic import replaced_atomically
 
 METHODS = ("ccd", "ccsd", "ccsd(t)", "drccd")
 AVAILABLE = METHODS
@@ -59,16 +60,10 @@ def check_writable(path: Path, what: str) -> None:
 
 
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
-    """Write to a temporary file in the same folder and rename: never a half-written file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".tilecc-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Never a half-written results file (see tilecc.atomic)."""
+    with replaced_atomically(path) as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
 
 
 def validate(opts: RunOptions) -> None:

@@ -79,6 +79,16 @@ class Tensor:
             context=other.context,
         )
 
+    @classmethod
+    def diagonal(
+        cls, space: Space, values: np.ndarray, *, name: str = "diag", context: Context | None = None
+    ) -> Tensor:
+        """The [space, space] matrix with ``values`` (in sorted orbital order) on its diagonal:
+        ``Tensor.diagonal(v, v.energies)`` is the virtual block of a canonical Fock matrix."""
+        d = cls([space, space], name=name, context=context)
+        d.from_dense_(np.diag(np.asarray(values, dtype=np.float64)))
+        return d
+
     # -- structure ---------------------------------------------------------------------------
     @property
     def rank(self) -> int:

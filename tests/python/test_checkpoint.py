@@ -144,4 +144,4 @@ def test_a_failed_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch):
     monkeypatch.undo()
     back = ckpt.load(path, ident)
     assert back.cycle == 1 and back.e_corr == -0.1
-    assert not list(tmp_path.glob(".tilecc-checkpoint-*"))
+    assert not list(tmp_path.glob(".cc.ckpt.*.tmp"))

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tilecc.atomic import replaced_atomically
 
 FORMAT = 2
 
@@ -53,29 +53,20 @@ class State:
 def save(path: Path, ident: dict[str, Any], state: State) -> None:
     """Write to a temporary file beside ``path`` and rename it over: a reader (or a restart after
     a kill at any moment) sees the previous checkpoint or this one, never a partial file."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tilecc-checkpoint-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            amplitudes = {f"amplitude{n}": a for n, a in enumerate(state.amplitudes)}
-            # numpy's stub types savez's **kwds as bool; they are arrays.
-            np.savez(
-                f,
-                identity=json.dumps(ident),
-                cycle=state.cycle,
-                e_corr=state.e_corr,
-                count=len(state.amplitudes),
-                diis_tile=state.diis_tile,
-                diis_vectors=np.array(state.diis_vectors),
-                diis_errors=np.array(state.diis_errors),
-                **amplitudes,  # type: ignore[arg-type]
-            )
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    amplitudes = {f"amplitude{n}": a for n, a in enumerate(state.amplitudes)}
+    with replaced_atomically(path, "wb") as f:
+        # numpy's stub types savez's **kwds as bool; they are arrays.
+        np.savez(
+            f,
+            identity=json.dumps(ident),
+            cycle=state.cycle,
+            e_corr=state.e_corr,
+            count=len(state.amplitudes),
+            diis_tile=state.diis_tile,
+            diis_vectors=np.array(state.diis_vectors),
+            diis_errors=np.array(state.diis_errors),
+            **amplitudes,  # type: ignore[arg-type]
+        )
 
 
 def load(path: Path, ident: dict[str, Any]) -> State:

@@ -19,8 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from tilecc.cc.solver import Amplitudes, AmplitudeSolver, SinglesAndDoubles
 from tilecc.context import Context
 from tilecc.host.pyscf import SpinOrbitalProblem, spin_orbital_problem
@@ -77,12 +75,6 @@ class GCCD(GCCSD):
 
     method: ClassVar[str] = "ccd"
     singles: ClassVar[bool] = False
-
-
-def _energy_diagonal(space: Space, ctx: Context, name: str) -> Tensor:
-    d = Tensor([space, space], name=name, context=ctx)
-    d.from_dense_(np.diag(space.energies))
-    return d
 
 
 def energy(t1: Tensor, t2: Tensor, p: SpinOrbitalProblem) -> float:
@@ -164,8 +156,8 @@ def update_amps(t1: Tensor, t2: Tensor, p: SpinOrbitalProblem) -> tuple[Tensor, 
     wovvo["mbej"] -= u["jnfb"] * w["oovv"]["mnef"]
 
     # Energies move to the other side of the equations (they return in the denominators).
-    fvv["ae"] -= _energy_diagonal(v, ctx, "e_v")["ae"]
-    foo["mi"] -= _energy_diagonal(o, ctx, "e_o")["mi"]
+    fvv["ae"] -= Tensor.diagonal(v, v.energies, name="e_v", context=ctx)["ae"]
+    foo["mi"] -= Tensor.diagonal(o, o.energies, name="e_o", context=ctx)["mi"]
 
     t1new = new([o, v], name="t1")
     t1new["ia"] = f["ov"]["ia"] + t1["ie"] * fvv["ae"]

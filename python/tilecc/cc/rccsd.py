@@ -13,10 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from tilecc.cc.solver import Amplitudes, AmplitudeSolver, SinglesAndDoubles
-from tilecc.context import Context
 from tilecc.host.pyscf import RestrictedProblem, restricted_problem
 from tilecc.space import Space
 from tilecc.symmetry import pair_swap
@@ -66,12 +63,6 @@ class RCCSD(SinglesAndDoubles, AmplitudeSolver):
         return restricted_triples(self.t1, self.t2, self.problem, progress)
 
 
-def _diagonal(space: Space, ctx: Context) -> Tensor:
-    d = Tensor([space, space], name="e", context=ctx)
-    d.from_dense_(np.diag(space.energies))
-    return d
-
-
 def tau_of(t1: Tensor, t2: Tensor) -> Tensor:
     """tau_ij^ab = t_ij^ab + t_i^a t_j^b."""
     tau = Tensor.like(t2, name="tau")
@@ -119,7 +110,8 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     lvv["ac"] = fvv["ac"] - f["ov"]["kc"] * t1["ka"]
     lvv["ac"] += 2.0 * ovvv["kdac"] * t1["kd"]
     lvv["ac"] -= ovvv["kcad"] * t1["kd"]
-    e_o, e_v = _diagonal(o, ctx), _diagonal(v, ctx)
+    e_o = Tensor.diagonal(o, o.energies, name="e_o", context=ctx)
+    e_v = Tensor.diagonal(v, v.energies, name="e_v", context=ctx)
     foo["ki"] -= e_o["ki"]
     fvv["ac"] -= e_v["ac"]
     loo["ki"] -= e_o["ki"]
