@@ -158,11 +158,7 @@ def test_contraction_zero_by_symmetry_has_no_tasks():
     s.fill_random_(2)
     assert float(a["ij"] * s["ij"]) == 0.0
     scalar = tilecc.Tensor([], name="x", context=ctx)
-    plan = ctx.plan(
-        (scalar._shape_id, scalar._shape, (), "x"),
-        (a._shape_id, a._shape, ("i", "j"), "a"),
-        (s._shape_id, s._shape, ("i", "j"), "s"),
-    )
+    plan = tilecc.plan_for(scalar[()], a["ij"] * s["ij"])
     assert plan.zero_by_symmetry and plan.num_tasks == 0
 
 
@@ -173,11 +169,7 @@ def test_symmetric_sum_halves_the_flops():
     t2 = tilecc.Tensor([o, o, v, v], ANTI, name="t2", context=ctx)
     w = tilecc.Tensor([v, v, v, v], ANTI, name="w", context=ctx)
     r2 = tilecc.Tensor.like(t2, name="r2")
-    plan = ctx.plan(
-        (r2._shape_id, r2._shape, tuple("ijab"), "r2"),
-        (t2._shape_id, t2._shape, tuple("ijcd"), "t2"),
-        (w._shape_id, w._shape, tuple("abcd"), "w"),
-    )
+    plan = tilecc.plan_for(r2["ijab"], t2["ijcd"] * w["abcd"])
     # Canonical outputs i<=j, a<=b (with tile 1, diagonal blocks are zero by antisymmetry only
     # element-wise, so they are still computed) and summed pairs c<=d: 10*36*36 products of 2 flops.
     assert plan.summed_symmetry_order == 2
