@@ -144,8 +144,9 @@ def restricted_problem(
 
 def mo_integrals(mf: Any, coefficients: tuple[np.ndarray, ...]) -> np.ndarray:
     """Dense (pq|rs) over four blocks of MO coefficients. In core from the SCF's own AO
-    integrals when it kept them (measured 15x faster than PySCF's out-of-core path on water
-    cc-pVTZ), else through PySCF's out-of-core transformation."""
+    integrals when it kept them, else through PySCF's out-of-core transformation (the six
+    closed-shell classes of water/cc-pVTZ: 0.32 s in core against 1.35 s out of core, best of 3,
+    measured 2026-11-22)."""
     from pyscf import ao2mo
 
     shape = tuple(c.shape[1] for c in coefficients)
