@@ -34,9 +34,12 @@ _VIRTUAL_LETTERS = set("abcdefgh")
 def parse_labels(key: LabelKey, tensor: Tensor) -> Labels:
     """Split an index key into labels and check them against the tensor.
 
-    >>> parse_labels("ijab", _FakeTensor(4))
-    ('i', 'j', 'a', 'b')
-    >>> parse_labels("o1, o2,v1 v2", _FakeTensor(4))
+    >>> import tilecc
+    >>> p = tilecc.Space.spatial(2, tile=2)
+    >>> t = tilecc.Tensor([p, p, p, p], context=tilecc.Context(threads=1))
+    >>> parse_labels("pqrs", t)
+    ('p', 'q', 'r', 's')
+    >>> parse_labels("o1, o2,v1 v2", t)
     ('o1', 'o2', 'v1', 'v2')
     """
     if isinstance(key, str):
@@ -87,16 +90,6 @@ def _label_kind(label: str) -> str | None:
     if first in _VIRTUAL_LETTERS:
         return "virtual"
     return None
-
-
-class _FakeTensor:
-    """Stands in for a Tensor in the doctests above."""
-
-    def __init__(self, rank: int) -> None:
-        from tilecc.space import Space
-
-        self.rank, self.name = rank, "t"
-        self.spaces = [Space.spatial(1)] * rank
 
 
 class _Summable:
