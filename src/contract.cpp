@@ -18,9 +18,10 @@ void check_operand(const Operand& planned, const BlockTensor& t) {
 
 // Pointer to the operand block as a GEMM matrix: in place, or permuted into scratch.
 const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTensor& t,
-                     slot_t slot, ScratchBuffer& scratch) {
+                     slot_t slot, ScratchBuffer& scratch, WorkerTimeline& clock) {
   const double* stored = t.block(slot);
   if (!layout.permute) return stored;
+  clock.enter(Phase::permute, clock.task());
   const BlockShape& shape = t.shape();
   extent_t extents[max_rank];
   for (int k = 0; k < shape.rank(); ++k) extents[k] = shape.block_extent(slot, k);
@@ -31,8 +32,8 @@ const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTe
 
 }  // namespace
 
-ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTensor& a,
-                       const BlockTensor& b, BlockTensor& c, Executor& executor) {
+ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a,
+                       const BlockTensor& b, BlockTensor& c, Executor& executor, bool refine) {
   check_operand(plan.a(), a);
   check_operand(plan.b(), b);
   check_operand(plan.c(), c);
@@ -58,12 +59,14 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
   };
 
   // One output block: GEMMs straight into C when its layout allows, else through R.
-  auto single = [&](const ContractionPlan::Task& task, Workspace& ws) {
+  auto single = [&](const ContractionPlan::Task& task, Workspace& ws, WorkerTimeline& clock) {
     const ContractionPlan::Member& mem = members[static_cast<std::size_t>(task.first_member)];
     double* cblock = c.block(mem.c_slot);
     double* target = cblock;
     const extent_t m = mem.m, n = task.n;
+    const task_id_t id = clock.task();
     if (output == ContractionPlan::Output::buffered) {
+      clock.enter(Phase::accumulate, id);
       target = ws.r.get(m * n);
       std::fill_n(target, m * n, 0.0);
     }
@@ -71,8 +74,9 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
       const ContractionPlan::Product& pr = products[static_cast<std::size_t>(p)];
       const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
       const extent_t k = pr.k;
-      const double* ma = matrix(r.a, a, pr.a_slot, ws.a);
-      const double* mb = matrix(r.b, b, pr.b_slot, ws.b);
+      const double* ma = matrix(r.a, a, pr.a_slot, ws.a, clock);
+      const double* mb = matrix(r.b, b, pr.b_slot, ws.b, clock);
+      clock.enter(Phase::gemm, id);
       const extent_t lda = r.a.trans ? m : k;
       const extent_t ldb = r.b.trans ? k : n;
       const double scale = alpha * pr.scale;
@@ -82,6 +86,7 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
         blas::gemm(r.a.trans, r.b.trans, m, n, k, scale, ma, lda, mb, ldb, 1.0, target, n);
     }
     if (output == ContractionPlan::Output::buffered) {
+      clock.enter(Phase::accumulate, id);
       extent_t extents[max_rank];
       r_extents(mem.c_slot, extents);
       kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, target, 1.0, cblock);
@@ -91,10 +96,12 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
   // Several output blocks sharing their B blocks: per product, their A blocks (sign and weight
   // folded in) are stacked into one tall matrix and multiplied in one GEMM; the stacked result
   // is scattered into the output blocks at the end.
-  auto stacked = [&](const ContractionPlan::Task& task, Workspace& ws) {
+  auto stacked = [&](const ContractionPlan::Task& task, Workspace& ws, WorkerTimeline& clock) {
     const ContractionPlan::Member* mem = &members[static_cast<std::size_t>(task.first_member)];
     const std::int64_t count = task.last_member - task.first_member;
     const extent_t rows = task.rows, n = task.n;
+    const task_id_t id = clock.task();
+    clock.enter(Phase::accumulate, id);
     double* result = ws.r.get(rows * n);
     std::fill_n(result, rows * n, 0.0);
     extent_t extents[max_rank];
@@ -102,6 +109,7 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
       const ContractionPlan::Product& lead = products[static_cast<std::size_t>(mem[0].first + p)];
       const ContractionPlan::Recipe& lr = recipes[static_cast<std::size_t>(lead.recipe)];
       const extent_t k = lead.k;
+      clock.enter(Phase::permute, id);
       double* stack = ws.a.get(rows * k);
       for (std::int64_t g = 0; g < count; ++g) {
         const ContractionPlan::Product& pr = products[static_cast<std::size_t>(mem[g].first + p)];
@@ -110,10 +118,12 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
         kernels::permute(a_rank, extents, r.a_rows, pr.scale, a.block(pr.a_slot), 0.0,
                          stack + mem[g].row_offset * k);
       }
-      const double* mb = matrix(lr.b, b, lead.b_slot, ws.b);
+      const double* mb = matrix(lr.b, b, lead.b_slot, ws.b, clock);
+      clock.enter(Phase::gemm, id);
       blas::gemm(false, lr.b.trans, rows, n, k, alpha, stack, k, mb, lr.b.trans ? k : n, 1.0,
                  result, n);
     }
+    clock.enter(Phase::accumulate, id);
     for (std::int64_t g = 0; g < count; ++g) {
       r_extents(mem[g].c_slot, extents);
       kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, result + mem[g].row_offset * n,
@@ -124,25 +134,28 @@ ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTen
   auto body = [&](task_id_t t, int worker) {
     const ContractionPlan::Task& task = tasks[static_cast<std::size_t>(t)];
     Workspace& ws = executor.workspace(worker);
+    WorkerTimeline& clock = executor.timeline(worker);
     if (task.last_member - task.first_member == 1)
-      single(task, ws);
+      single(task, ws, clock);
     else
-      stacked(task, ws);
+      stacked(task, ws, clock);
   };
   const double mean_task_flops =
       tasks.empty() ? 0.0 : plan.executed_flops() / static_cast<double>(tasks.size());
   const double threshold = executor.policy_options().blas_parallel_task_flops;
+  const TaskPool pool{plan.costs(refine), plan.loop()};
   if (executor.threads() > 1 && threshold > 0 && mean_task_flops >= threshold)
-    stats.run = executor.run_with_threaded_blas(plan.task_costs(), body);
+    stats.run = executor.run_with_threaded_blas(pool, body);
   else
-    stats.run = executor.run(plan.task_costs(), body);
+    stats.run = executor.run(pool, body);
+  plan.record_measured(stats.run.task_seconds);
   stats.flops = plan.executed_flops();
   return stats;
 }
 
 RunStats run_empty_tasks(task_id_t tasks, Executor& executor) {
-  std::vector<double> costs(static_cast<std::size_t>(tasks), 1.0);
-  return executor.run(costs, [](task_id_t, int) {});
+  const std::vector<double> costs(static_cast<std::size_t>(tasks), 1.0);
+  return executor.run({costs}, [](task_id_t, int) {});
 }
 
 }  // namespace tilecc

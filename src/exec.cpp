@@ -1,26 +1,50 @@
 #include "tilecc/exec.hpp"
 
-#include <chrono>
+#include <cstdlib>
 
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
 
 namespace tilecc {
-namespace {
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
-Executor::Executor(int threads, const std::string& policy, PolicyOptions options)
-    : threads_(threads), policy_name_(policy), options_(options) {
+SlowWorker SlowWorker::parse(const std::string& text) {
+  SlowWorker slow;
+  if (text.empty()) return slow;
+  const auto colon = text.find(':');
+  bool ok = colon != std::string::npos && colon > 0 && colon + 1 < text.size();
+  if (ok) {
+    try {
+      std::size_t used = 0;
+      const std::string w = text.substr(0, colon), f = text.substr(colon + 1);
+      slow.worker = std::stoi(w, &used);
+      ok = used == w.size();
+      slow.factor = std::stod(f, &used);
+      ok = ok && used == f.size();
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  TILECC_CHECK(ok && slow.worker >= 0 && slow.factor >= 1.0 && slow.factor <= 1000.0,
+               "TILECC_SLOW_WORKER must be WORKER:FACTOR with a worker number >= 0 and a factor"
+               " between 1 and 1000 (e.g. 0:3 makes worker 0 three times slower), got '",
+               text, "'.");
+  return slow;
+}
+
+SlowWorker SlowWorker::from_environment() {
+  const char* text = std::getenv("TILECC_SLOW_WORKER");
+  return parse(text ? text : "");
+}
+
+Executor::Executor(int threads, const std::string& policy, PolicyOptions options, SlowWorker slow)
+    : threads_(threads), policy_name_(policy), options_(options), slow_(slow) {
   TILECC_CHECK(threads >= 1, "the number of threads must be at least 1, got ", threads, ".");
   const auto hw = static_cast<int>(std::thread::hardware_concurrency());
   TILECC_CHECK(threads <= 1024 && (hw == 0 || threads <= 64 * hw), "asked for ", threads,
                " threads on a machine with ", hw, " hardware threads; use at most ", hw, ".");
   policy_ = make_policy(policy, options);
   workspaces_.resize(static_cast<std::size_t>(threads));
-  busy_.assign(static_cast<std::size_t>(threads), 0.0);
+  timelines_.resize(static_cast<std::size_t>(threads));
   for (int w = 1; w < threads; ++w) pool_.emplace_back([this, w] { worker_loop(w); });
 }
 
@@ -39,21 +63,37 @@ extent_t Executor::scratch_high_water_bytes() const {
   return most;
 }
 
+void Executor::run_task(task_id_t task, int worker) {
+  WorkerTimeline& clock = timeline(worker);
+  const double t0 = clock_seconds();
+  // Compute unless the body says otherwise (bodies that are not contractions never do).
+  clock.enter(Phase::gemm, task);
+  (*body_)(task, worker);
+  double t1 = clock_seconds();
+  if (worker == slow_.worker) {
+    // The slowed worker computes on: charged to gemm, as if its core were that much slower.
+    clock.enter(Phase::gemm, task);
+    const double until = t1 + (slow_.factor - 1.0) * (t1 - t0);
+    while ((t1 = clock_seconds()) < until) {
+    }
+  }
+  task_seconds_[static_cast<std::size_t>(task)] = t1 - t0;
+}
+
 void Executor::work(int worker) {
-  double busy = 0.0;
+  WorkerTimeline& clock = timeline(worker);
   while (!failed_.load(std::memory_order_relaxed)) {
-    const TaskRange r = policy_->next(worker);
-    if (r.empty()) break;
-    const double t0 = now();
+    clock.enter(Phase::fetch);
+    const std::span<const task_id_t> tasks = policy_->next(worker);
+    if (tasks.empty()) break;
     try {
-      for (task_id_t t = r.begin; t < r.end; ++t) (*body_)(t, worker);
+      for (task_id_t t : tasks) run_task(t, worker);
     } catch (...) {
       std::lock_guard lock(mutex_);
       if (!failed_.exchange(true)) error_ = std::current_exception();
     }
-    busy += now() - t0;
   }
-  busy_[static_cast<std::size_t>(worker)] = busy;
+  clock.enter(Phase::wait);
 }
 
 void Executor::worker_loop(int worker) {
@@ -74,34 +114,53 @@ void Executor::worker_loop(int worker) {
   }
 }
 
-RunStats Executor::run_with_threaded_blas(std::span<const double> costs, const Body& body) {
+RunStats Executor::collect(task_id_t tasks, double start) {
   RunStats stats;
-  stats.tasks = static_cast<task_id_t>(costs.size());
-  stats.busy_seconds.assign(static_cast<std::size_t>(threads_), 0.0);
-  if (blas::loaded()) blas::set_threads(threads_);
-  const double t0 = now();
-  try {
-    for (task_id_t t = 0; t < stats.tasks; ++t) body(t, 0);
-  } catch (...) {
-    if (blas::loaded()) blas::set_threads(1);
-    throw;
+  stats.tasks = tasks;
+  stats.start = start;
+  const double end = clock_seconds();
+  stats.seconds = end - start;
+  for (WorkerTimeline& t : timelines_) {
+    t.finish(end);
+    stats.phases.push_back(t.seconds());
   }
-  if (blas::loaded()) blas::set_threads(1);
-  stats.seconds = now() - t0;
-  stats.busy_seconds[0] = stats.seconds;
+  stats.task_seconds = task_seconds_;
   return stats;
 }
 
-RunStats Executor::run(std::span<const double> costs, const Body& body) {
-  RunStats stats;
-  stats.tasks = static_cast<task_id_t>(costs.size());
-  if (costs.empty()) {
-    stats.busy_seconds.assign(static_cast<std::size_t>(threads_), 0.0);
-    return stats;
+RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body) {
+  const auto tasks = static_cast<task_id_t>(pool.costs.size());
+  task_seconds_.assign(pool.costs.size(), 0.0);
+  const double start = clock_seconds();
+  for (WorkerTimeline& t : timelines_) t.begin(start, tracing_);
+  if (blas::loaded()) blas::set_threads(threads_);
+  body_ = &body;
+  try {
+    for (task_id_t t = 0; t < tasks; ++t) run_task(t, 0);
+  } catch (...) {
+    body_ = nullptr;
+    if (blas::loaded()) blas::set_threads(1);
+    throw;
   }
+  body_ = nullptr;
   if (blas::loaded()) blas::set_threads(1);
-  const double t0 = now();
-  policy_->start(costs, threads_);
+  timeline(0).enter(Phase::wait);
+  // The other workers' cores are busy inside the BLAS: their time is worker 0's phases again.
+  RunStats stats = collect(tasks, start);
+  for (std::size_t w = 1; w < stats.phases.size(); ++w) stats.phases[w] = stats.phases[0];
+  return stats;
+}
+
+RunStats Executor::run(const TaskPool& pool, const Body& body) {
+  const auto tasks = static_cast<task_id_t>(pool.costs.size());
+  task_seconds_.assign(pool.costs.size(), 0.0);
+  const double start = clock_seconds();
+  for (WorkerTimeline& t : timelines_) t.begin(start, tracing_);
+  if (tasks == 0) return collect(0, start);
+  if (blas::loaded()) blas::set_threads(1);
+  // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
+  timeline(0).enter(Phase::fetch);
+  policy_->start(pool, threads_);
   failed_.store(false);
   error_ = nullptr;
   {
@@ -117,9 +176,8 @@ RunStats Executor::run(std::span<const double> costs, const Body& body) {
     done_.wait(lock, [&] { return active_ == 0; });
     body_ = nullptr;
   }
-  stats.seconds = now() - t0;
-  stats.counter_calls = policy_->counter_calls();
-  stats.busy_seconds = busy_;
+  RunStats stats = collect(tasks, start);
+  stats.shared_calls = policy_->shared_calls();
   if (error_) std::rethrow_exception(error_);
   return stats;
 }

@@ -86,7 +86,7 @@ void add(const Operand& c_labels, BlockTensor& c, const Operand& a_labels, const
   const BlockShape& cs = c.shape();
   const BlockShape& as = a.shape();
   std::vector<double> costs(static_cast<std::size_t>(cs.num_blocks()), 1.0);
-  executor.run(costs, [&](task_id_t slot, int) {
+  executor.run({costs}, [&](task_id_t slot, int) {
     double* cb = c.block(slot);
     const extent_t size = cs.block_size(slot);
     if (beta == 0.0)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -79,8 +80,9 @@ std::map<std::vector<int>, int> summed_symmetries(const Operand& op, const Label
 
 }  // namespace
 
-ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b)
-    : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)) {
+ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
+                                 const CostModel& model)
+    : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), layout_(layout) {
   const double t0 = now();
   detail::check_labels(c_);
   detail::check_labels(a_);
@@ -111,6 +113,7 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b)
     }
   }
   build();
+  estimate(model);
   inspector_seconds_ = now() - t0;
 }
 
@@ -271,6 +274,16 @@ void ContractionPlan::build() {
       units.push_back(task);
     }
   }
+  if (layout_ == PlanLayout::tce) {
+    // TCE's tasks: one per output block, in loop (slot) order, never stacked.
+    std::vector<slot_t> task_slots;
+    for (const Unit& un : units) {
+      stack({un.member}, un.n, un.last - un.member.first, {un.flops});
+      task_slots.push_back(un.member.c_slot);
+    }
+    build_tce_loop(task_slots);
+    return;
+  }
   // Units whose products read the same B blocks, laid out alike, in the same order can share
   // GEMMs: group them by that signature (in order of first appearance) and stack their rows.
   auto b_layout = [&](const Product& pr) {
@@ -302,10 +315,33 @@ void ContractionPlan::build() {
     const Unit& first = units[group.front()];
     stack(members, first.n, first.last - first.member.first, flops);
   }
-  // Largest tasks first: a shared counter then hands them out like a dynamic LPT.
-  std::stable_sort(tasks_.begin(), tasks_.end(),
-                   [](const Task& x, const Task& y) { return x.flops > y.flops; });
-  for (const Task& t : tasks_) costs_.push_back(t.flops);
+}
+
+void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
+  // The loop nest runs over every tile tuple of C that is canonical under C's permutation group
+  // (TCE puts that restriction in its loop bounds); spin, irrep and emptiness are tested only
+  // inside, so those tuples are null tasks.
+  const BlockShape& sc = *c_.shape;
+  const int n = sc.rank();
+  for (int k = 0; k < n; ++k)
+    if (sc.space(k).num_tiles() == 0) return;
+  std::size_t next_task = 0;
+  TileTuple t{};
+  for (;;) {
+    if (sc.is_canonical(t.data())) {
+      task_id_t task = -1;
+      if (next_task < task_slots.size()) {
+        const auto ref = sc.locate(t.data());
+        if (ref && ref->slot == task_slots[next_task]) task = static_cast<task_id_t>(next_task++);
+      }
+      loop_.push_back(task);
+    }
+    int k = n;
+    while (k > 0 && ++t[static_cast<std::size_t>(k - 1)] == sc.space(k - 1).num_tiles())
+      t[static_cast<std::size_t>(--k)] = 0;
+    if (k == 0) break;
+  }
+  TILECC_ASSERT(next_task == task_slots.size());
 }
 
 void ContractionPlan::stack(const std::vector<Member>& group, extent_t n, std::int64_t products,
@@ -342,20 +378,97 @@ void ContractionPlan::stack(const std::vector<Member>& group, extent_t n, std::i
   }
 }
 
+void ContractionPlan::estimate(const CostModel& model) {
+  // The work of each task as contract() does it: operand permutations (or row stacking), one GEMM
+  // per product, and the output's permutation when the result goes through scratch.
+  const BlockShape& sa = *a_.shape;
+  const BlockShape& sb = *b_.shape;
+  const int rank_a = sa.rank(), rank_b = sb.rank(), rank_c = c_.shape->rank();
+  const PermuteKind out_kind = permute_kind(rank_c, output_axes_);
+  estimated_.clear();
+  for (const Task& task : tasks_) {
+    const Member* mem = &members_[static_cast<std::size_t>(task.first_member)];
+    const std::int64_t count = task.last_member - task.first_member;
+    const bool alone = count == 1;
+    double seconds = 0.0;
+    if (!alone || output_ == Output::buffered)
+      seconds += model.permute_seconds(task.rows * task.n, PermuteKind::copy);  // zeroing R
+    for (std::int64_t p = 0; p < task.products; ++p) {
+      const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
+      const Recipe& lr = recipes_[static_cast<std::size_t>(lead.recipe)];
+      if (alone) {
+        if (lr.a.permute)
+          seconds += model.permute_seconds(task.rows * lead.k, permute_kind(rank_a, lr.a.axes));
+      } else {
+        for (std::int64_t g = 0; g < count; ++g) {
+          const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
+          const Recipe& r = recipes_[static_cast<std::size_t>(pr.recipe)];
+          seconds += model.permute_seconds(mem[g].m * pr.k, permute_kind(rank_a, r.a_rows));
+        }
+      }
+      if (lr.b.permute)
+        seconds += model.permute_seconds(lead.k * task.n, permute_kind(rank_b, lr.b.axes));
+      seconds += model.gemm_seconds(task.rows, task.n, lead.k);
+    }
+    if (!alone || output_ == Output::buffered)
+      for (std::int64_t g = 0; g < count; ++g)
+        seconds += model.permute_seconds(mem[g].m * task.n, out_kind);
+    estimated_.push_back(seconds);
+  }
+}
+
+void ContractionPlan::record_measured(std::span<const double> seconds) {
+  TILECC_CHECK(seconds.size() == tasks_.size(), "measured times for ", seconds.size(),
+               " tasks given to a plan of ", tasks_.size(), " tasks.");
+  measured_.assign(seconds.begin(), seconds.end());
+}
+
+std::span<const double> ContractionPlan::costs(bool refine) const {
+  return refine && !measured_.empty() ? std::span<const double>(measured_)
+                                      : std::span<const double>(estimated_);
+}
+
+ModelError ContractionPlan::model_error() const {
+  std::vector<double> errors;
+  for (std::size_t t = 0; t < measured_.size(); ++t)
+    if (measured_[t] > 0.0) errors.push_back(std::abs(estimated_[t] - measured_[t]) / measured_[t]);
+  ModelError e;
+  e.tasks = static_cast<std::int64_t>(errors.size());
+  if (errors.empty()) return e;
+  std::sort(errors.begin(), errors.end());
+  auto quantile = [&](double q) {
+    return errors[std::min(errors.size() - 1, static_cast<std::size_t>(q * static_cast<double>(errors.size())))];
+  };
+  e.median = quantile(0.5);
+  e.p90 = quantile(0.9);
+  return e;
+}
+
 std::string ContractionPlan::summary() const {
-  char buf[512];
+  char buf[768];
   const char* out = output_ == Output::direct       ? "direct"
                     : output_ == Output::transposed ? "transposed"
                                                     : "buffered";
+  double predicted = 0.0;
+  for (double s : estimated_) predicted += s;
   std::snprintf(buf, sizeof buf,
-                "%s += %s * %s: %zu tasks, %lld products, %.3g of %.3g dense flops (%.1f%%), "
-                "%lld operand permutations, output %s, scratch %.2f MiB/worker, inspector %.3g ms",
+                "%s += %s * %s: %zu %stasks (%zu loop tuples), %lld products, %.3g of %.3g dense "
+                "flops (%.1f%%), %lld operand permutations, output %s, scratch %.2f MiB/worker, "
+                "predicted %.3g ms of task time, inspector %.3g ms",
                 detail::show(c_).c_str(), detail::show(a_).c_str(), detail::show(b_).c_str(),
-                tasks_.size(), static_cast<long long>(products_.size()), executed_flops_,
-                dense_flops_, dense_flops_ > 0 ? 100.0 * executed_flops_ / dense_flops_ : 0.0,
+                tasks_.size(), layout_ == PlanLayout::tce ? "TCE " : "", loop_.size(),
+                static_cast<long long>(products_.size()), executed_flops_, dense_flops_,
+                dense_flops_ > 0 ? 100.0 * executed_flops_ / dense_flops_ : 0.0,
                 static_cast<long long>(permuted_operands_), out,
-                static_cast<double>(scratch_bytes_) / 1048576.0, inspector_seconds_ * 1e3);
-  return buf;
+                static_cast<double>(scratch_bytes_) / 1048576.0, predicted * 1e3,
+                inspector_seconds_ * 1e3);
+  std::string text = buf;
+  if (const ModelError e = model_error(); e.tasks > 0) {
+    std::snprintf(buf, sizeof buf, ", model error per task median %.0f%% p90 %.0f%%",
+                  100.0 * e.median, 100.0 * e.p90);
+    text += buf;
+  }
+  return text;
 }
 
 }  // namespace tilecc

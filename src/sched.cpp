@@ -1,32 +1,17 @@
 #include "tilecc/sched.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <numeric>
+#include <queue>
+#include <thread>
 
+#include "policies/policies.hpp"
 #include "tilecc/error.hpp"
 
 namespace tilecc {
-
-CounterPolicy::CounterPolicy(const PolicyOptions& options) : quantum_(options.quantum) {
-  TILECC_CHECK(options.quantum >= 1,
-               "the scheduling quantum is the number of tasks taken per"
-               " counter fetch and must be at least 1, got ",
-               options.quantum, ".");
-}
-
-void CounterPolicy::start(std::span<const double> costs, int /*workers*/) {
-  num_tasks_ = static_cast<task_id_t>(costs.size());
-  next_.store(0);
-  calls_.store(0);
-}
-
-TaskRange CounterPolicy::next(int /*worker*/) {
-  calls_.fetch_add(1, std::memory_order_relaxed);
-  const task_id_t begin = next_.fetch_add(quantum_, std::memory_order_relaxed);
-  return {begin, std::min(begin + quantum_, num_tasks_)};
-}
-
 namespace {
 
 struct Registry {
@@ -38,9 +23,12 @@ Registry& registry() {
   // Never destroyed: policies may be made during static destruction of other objects.
   static Registry* r = [] {
     auto* reg = new Registry;
-    reg->factories["counter"] = [](const PolicyOptions& o) {
-      return std::make_unique<CounterPolicy>(o);
-    };
+    reg->factories["tce"] = policies::make_tce;
+    reg->factories["counter"] = policies::make_counter;
+    reg->factories["static-block"] = policies::make_static_block;
+    reg->factories["static-lpt"] = policies::make_static_lpt;
+    reg->factories["buckets"] = policies::make_buckets;
+    reg->factories["steal"] = policies::make_steal;
     return reg;
   }();
   return *r;
@@ -76,7 +64,57 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
     TILECC_CHECK(false, "unknown scheduling policy '", name,
                  "'; valid policies are: ", detail::join(policy_names(), ", "), ".");
   }
+  TILECC_CHECK(options.quantum >= 1,
+               "the scheduling quantum is the number of tasks taken per counter fetch and must be"
+               " at least 1, got ",
+               options.quantum, ".");
+  TILECC_CHECK(options.group_size >= 0,
+               "the bucket group size is a number of workers and must be at least 1 (or 0 for"
+               " one group per NUMA domain or core pair), got ",
+               options.group_size, ".");
   return factory(options);
+}
+
+std::vector<task_id_t> by_decreasing_cost(std::span<const double> costs) {
+  std::vector<task_id_t> order(costs.size());
+  std::iota(order.begin(), order.end(), task_id_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](task_id_t x, task_id_t y) {
+    return costs[static_cast<std::size_t>(x)] > costs[static_cast<std::size_t>(y)];
+  });
+  return order;
+}
+
+std::vector<std::vector<task_id_t>> lpt_partition(std::span<const double> costs,
+                                                  std::span<const int> capacities) {
+  std::vector<std::vector<task_id_t>> bins(capacities.size());
+  // Min-heap of (load per unit of capacity, bin).
+  using Entry = std::pair<double, std::size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  std::vector<double> load(capacities.size(), 0.0);
+  for (std::size_t b = 0; b < capacities.size(); ++b) heap.emplace(0.0, b);
+  for (task_id_t t : by_decreasing_cost(costs)) {
+    const std::size_t b = heap.top().second;
+    heap.pop();
+    bins[b].push_back(t);
+    load[b] += costs[static_cast<std::size_t>(t)];
+    heap.emplace(load[b] / capacities[b], b);
+  }
+  return bins;
+}
+
+int default_group_size(int workers) {
+  // NUMA domains as Linux lists them; one domain (or no information) means core pairs.
+  int domains = 0;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("node") && name.size() > 4 &&
+        std::all_of(name.begin() + 4, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      ++domains;
+  }
+  if (domains > 1) return std::max(1, (workers + domains - 1) / domains);
+  return std::min(2, std::max(1, workers));
 }
 
 }  // namespace tilecc

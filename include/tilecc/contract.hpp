@@ -14,7 +14,8 @@ struct ContractStats {
 
 /**
  * C += alpha * A * B as planned. Each task owns one canonical block of C, so tasks never write the
- * same memory and need no locks. A, B and C must have the shapes the plan was made for, and C must
+ * same memory and need no locks. The policy schedules with the plan's costs (the last measured
+ * task times when `refine`, else the model's), and the measured times are kept in the plan. A, B and C must have the shapes the plan was made for, and C must
  * be a different tensor from A and B.
  *
  * @code
@@ -23,8 +24,9 @@ struct ContractStats {
  *   contract(plan, 0.5, t2, v, r2, ex);    // reuse `plan` every iteration
  * @endcode
  */
-ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTensor& a,
-                       const BlockTensor& b, BlockTensor& c, Executor& executor);
+ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a,
+                       const BlockTensor& b, BlockTensor& c, Executor& executor,
+                       bool refine = true);
 
 /** Run `tasks` empty tasks through the executor (to measure per-task dispatch overhead). */
 RunStats run_empty_tasks(task_id_t tasks, Executor& executor);

@@ -12,20 +12,35 @@
 
 #include "tilecc/mem.hpp"
 #include "tilecc/sched.hpp"
+#include "tilecc/trace.hpp"
 
 namespace tilecc {
 
 /** What one run of tasks cost. */
 struct RunStats {
   task_id_t tasks = 0;
-  double seconds = 0.0;              ///< wall time of the run
-  std::int64_t counter_calls = 0;    ///< policy fetches
-  std::vector<double> busy_seconds;  ///< per worker, time inside task bodies
+  double start = 0.0;               ///< steady-clock time the run began (clock_seconds())
+  double seconds = 0.0;             ///< wall time of the run
+  std::int64_t shared_calls = 0;    ///< the policy's counter fetches / steal attempts
+  std::vector<PhaseSeconds> phases;  ///< per worker; each adds up to `seconds`
+  std::vector<double> task_seconds;  ///< per task, measured (what refinement feeds back)
+};
+
+/** A worker made slower on purpose, to study static vs dynamic scheduling on a quiet machine:
+ *  worker `worker` takes `factor` times as long for every task. */
+struct SlowWorker {
+  int worker = -1;  ///< -1: none
+  double factor = 1.0;
+  /** Parse "k:factor" (e.g. "0:3"); an empty text means none. Refuses anything else. */
+  static SlowWorker parse(const std::string& text);
+  /** From $TILECC_SLOW_WORKER. */
+  static SlowWorker from_environment();
 };
 
 /**
  * A pool of `threads` workers (the calling thread is worker 0, so one thread means no pool) with a
- * scheduling policy. Workers persist between runs; each owns a Workspace.
+ * scheduling policy. Workers persist between runs; each owns a Workspace and a timeline that
+ * charges its time to phases (see trace.hpp).
  *
  * While tasks run, the BLAS is set to one thread: threaded BLAS inside threaded tasks would
  * oversubscribe the cores.
@@ -33,14 +48,14 @@ struct RunStats {
  * @code
  *   Executor ex(2, "counter");
  *   std::vector<double> costs(n, 1.0);
- *   ex.run(costs, [&](task_id_t t, int worker) { work(t, ex.workspace(worker)); });
+ *   ex.run({costs}, [&](task_id_t t, int worker) { work(t, ex.workspace(worker)); });
  * @endcode
  * @warning run() is not reentrant: a task body must not call run() on the same executor.
  */
 class Executor {
  public:
   explicit Executor(int threads = 1, const std::string& policy = "counter",
-                    PolicyOptions options = {});
+                    PolicyOptions options = {}, SlowWorker slow = SlowWorker::from_environment());
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -48,28 +63,39 @@ class Executor {
   int threads() const { return threads_; }
   const std::string& policy_name() const { return policy_name_; }
   const PolicyOptions& policy_options() const { return options_; }
+  const SlowWorker& slow_worker() const { return slow_; }
   Workspace& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
+  /** The phase clock of `worker`: a task body calls enter() when its work changes kind. */
+  WorkerTimeline& timeline(int worker) { return timelines_[static_cast<std::size_t>(worker)]; }
   /** Largest scratch any worker has held, in bytes. */
   extent_t scratch_high_water_bytes() const;
+  /** Keep every phase slice of the next runs (for a trace); off by default. */
+  void set_tracing(bool on) { tracing_ = on; }
+  bool tracing() const { return tracing_; }
 
   using Body = std::function<void(task_id_t task, int worker)>;
-  /** Run body(t, worker) for every task t, ordered by the policy given the costs. The first
-   *  exception thrown by a task stops the run and is rethrown here. */
-  RunStats run(std::span<const double> costs, const Body& body);
+  /** Run body(t, worker) for every task t of the pool, ordered by the policy. The first exception
+   *  thrown by a task stops the run and is rethrown here. */
+  RunStats run(const TaskPool& pool, const Body& body);
   /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
    *  the parallelism is inside each GEMM. */
-  RunStats run_with_threaded_blas(std::span<const double> costs, const Body& body);
+  RunStats run_with_threaded_blas(const TaskPool& pool, const Body& body);
 
  private:
   void worker_loop(int worker);
   void work(int worker);
+  void run_task(task_id_t task, int worker);
+  RunStats collect(task_id_t tasks, double start);
 
   int threads_;
   std::string policy_name_;
   PolicyOptions options_;
+  SlowWorker slow_;
   std::unique_ptr<SchedulePolicy> policy_;
   std::vector<Workspace> workspaces_;
+  std::vector<WorkerTimeline> timelines_;
   std::vector<std::thread> pool_;
+  bool tracing_ = false;
 
   // The run in progress, shared with the pool.
   std::mutex mutex_;
@@ -80,7 +106,7 @@ class Executor {
   const Body* body_ = nullptr;
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;
-  std::vector<double> busy_;
+  std::vector<double> task_seconds_;
 };
 
 }  // namespace tilecc

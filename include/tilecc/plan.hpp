@@ -4,15 +4,31 @@
  * that feed it. The plan depends on the operands' shapes only, so one plan serves every execution
  * on tensors of the same shapes (every CC iteration).
  */
+#include <span>
 #include <string>
 #include <vector>
 
+#include "tilecc/cost.hpp"
 #include "tilecc/shape.hpp"
 
 namespace tilecc {
 
 using LabelList = std::vector<std::string>;
 
+/** How a plan cuts its work into tasks. */
+enum class PlanLayout {
+  /// The inspector's tasks: output blocks that share B blocks stacked into one task.
+  inspector,
+  /// NWChem TCE's tasks: one per output block, in loop order, with the loop's null tuples kept
+  /// (ContractionPlan::loop()) so that the `tce` policy can pay for them as TCE did.
+  tce,
+};
+
+/** Predicted vs measured time per task: relative errors |predicted - measured| / measured. */
+struct ModelError {
+  double median = 0.0, p90 = 0.0;
+  std::int64_t tasks = 0;  ///< tasks compared (0: no run measured yet)
+};
 /** A tensor's shape with the labels of its indices in an expression, and its name for messages. */
 struct Operand {
   ShapePtr shape;
@@ -87,7 +103,8 @@ class ContractionPlan {
    *  (columns-then-rows), or into scratch R[M, N] that is permuted into C once per task. */
   enum class Output { direct, transposed, buffered };
 
-  ContractionPlan(Operand c, Operand a, Operand b);
+  ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout = PlanLayout::inspector,
+                  const CostModel& model = {});
 
   const Operand& c() const { return c_; }
   const Operand& a() const { return a_; }
@@ -97,8 +114,24 @@ class ContractionPlan {
   const std::vector<Member>& members() const { return members_; }
   const std::vector<Product>& products() const { return products_; }
   const std::vector<Recipe>& recipes() const { return recipes_; }
-  /** Estimated cost of each task, in the order of tasks() (for the scheduling policy). */
-  const std::vector<double>& task_costs() const { return costs_; }
+  PlanLayout layout() const { return layout_; }
+  /** For PlanLayout::tce: every output tile tuple the TCE loop nest visits (canonical under the
+   *  output's permutational symmetry), in loop order, holding its task or -1 when it is null. */
+  const std::vector<task_id_t>& loop() const { return loop_; }
+
+  /** Seconds the cost model predicts for each task, in the order of tasks(). */
+  const std::vector<double>& estimated_seconds() const { return estimated_; }
+  /** Predict every task's time again with another model. */
+  void estimate(const CostModel& model);
+  /** Measured seconds of each task in the last execution (empty before the first). */
+  const std::vector<double>& measured_seconds() const { return measured_; }
+  /** Keep one execution's task times: the costs a refining policy uses next time. */
+  void record_measured(std::span<const double> seconds);
+  /** The costs a policy should schedule with: the last measured times when refining and there are
+   *  some, else the model's prediction (paper 001's iterative refinement). */
+  std::span<const double> costs(bool refine) const;
+  /** How far the model's prediction was from the last measured task times. */
+  ModelError model_error() const;
   Output output() const { return output_; }
   /** A block's rows-then-columns result R[M, N] is C = R.transpose(output_axes()). */
   const Axes& output_axes() const { return output_axes_; }
@@ -124,15 +157,18 @@ class ContractionPlan {
 
  private:
   void build();
+  void build_tce_loop(const std::vector<slot_t>& task_slots);
   void stack(const std::vector<Member>& group, extent_t n, std::int64_t products,
              const std::vector<double>& flops);
 
   Operand c_, a_, b_;
+  PlanLayout layout_;
   std::vector<Task> tasks_;
   std::vector<Member> members_;
   std::vector<Product> products_;
   std::vector<Recipe> recipes_;
-  std::vector<double> costs_;
+  std::vector<task_id_t> loop_;
+  std::vector<double> estimated_, measured_;
   Output output_ = Output::direct;
   Axes output_axes_{};
   std::vector<int> r_positions_;

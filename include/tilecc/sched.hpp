@@ -1,11 +1,22 @@
 #pragma once
 /** @file Scheduling policies: who runs which task, in what order.
  *
- * A policy sees only task indices and their estimated costs; it knows nothing of tensors. The
- * executor asks it for the next range of tasks for a worker until it answers with an empty range.
- * Policies are registered by name; an unknown name is refused with the list of valid ones.
+ * A policy sees only a task pool (task indices, their costs, and for the NWChem baseline the loop
+ * of tile tuples); it knows nothing of tensors. The executor asks it for the next tasks of a
+ * worker until it answers with none. Policies are registered by name; an unknown name is refused
+ * with the list of valid ones.
+ *
+ * | name           | how tasks reach workers                                                  |
+ * |----------------|--------------------------------------------------------------------------|
+ * | `tce`          | NWChem TCE: every tile tuple of the loop, null ones included, one shared |
+ * |                | counter, the null test after taking a number (the baseline)              |
+ * | `counter`      | one shared counter over the tasks by decreasing cost, `quantum` per fetch |
+ * | `static-block` | contiguous runs of the task list with equal cost, no counter             |
+ * | `static-lpt`   | Longest Processing Time on the costs, no counter                         |
+ * | `buckets`      | LPT across groups of workers, a counter per group (paper 001)            |
+ * | `steal`        | per-worker deques seeded by LPT; an idle worker steals half a victim's   |
  */
-#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -16,16 +27,18 @@
 
 namespace tilecc {
 
-/** Tasks [begin, end) of a plan. */
-struct TaskRange {
-  task_id_t begin = 0;
-  task_id_t end = 0;
-  bool empty() const { return begin >= end; }
+/** What a policy schedules: one cost per task (estimated, or measured in the previous run). */
+struct TaskPool {
+  std::span<const double> costs{};
+  /** The TCE loop: one entry per tile tuple the original loop nest visits, holding its task or
+   *  -1 for a null tuple. Empty when the plan has no such loop (then every task is one tuple). */
+  std::span<const task_id_t> loop{};
 };
 
 /** Options every policy accepts; each uses the ones that concern it. */
 struct PolicyOptions {
-  int quantum = 1;  ///< tasks taken per counter fetch (NWChem's NXTVAL chunk)
+  int quantum = 1;     ///< tasks taken per counter fetch (NWChem's NXTVAL chunk)
+  int group_size = 0;  ///< workers per bucket; 0: one group per NUMA domain, else per core pair
   /// A contraction whose tasks average at least this many flops runs its tasks one at a time
   /// with a threaded BLAS instead of one task per worker: for a few very large GEMMs, BLAS's
   /// threads (sharing packed panels) beat workers running separate GEMMs that contend for the
@@ -37,40 +50,34 @@ struct PolicyOptions {
 class SchedulePolicy {
  public:
   virtual ~SchedulePolicy() = default;
-  virtual std::string name() const = 0;
-  /** Prepare one run over tasks with these estimated costs (in plan order) on `workers` workers. */
-  virtual void start(std::span<const double> costs, int workers) = 0;
-  /** The next tasks for `worker`; an empty range when it has none left. Thread-safe. */
-  virtual TaskRange next(int worker) = 0;
-  /** Shared-counter fetches made in the last run (the cost NXTVAL-style policies pay). */
-  virtual std::int64_t counter_calls() const { return 0; }
-};
-
-/**
- * `counter`: one shared atomic counter; each fetch takes `quantum` consecutive tasks. The plan
- * orders tasks by decreasing cost, so the counter hands out the big tasks first (a dynamic LPT).
- */
-class CounterPolicy final : public SchedulePolicy {
- public:
-  explicit CounterPolicy(const PolicyOptions& options);
-  std::string name() const override { return "counter"; }
-  void start(std::span<const double> costs, int workers) override;
-  TaskRange next(int worker) override;
-  std::int64_t counter_calls() const override { return calls_.load(); }
-
- private:
-  task_id_t quantum_;
-  task_id_t num_tasks_ = 0;
-  alignas(64) std::atomic<task_id_t> next_{0};
-  alignas(64) std::atomic<std::int64_t> calls_{0};
+  /** Prepare one run over `pool` on `workers` workers. */
+  virtual void start(const TaskPool& pool, int workers) = 0;
+  /** The next tasks for `worker`; empty when it has none left. Thread-safe. The span stays valid
+   *  until the next start(). */
+  virtual std::span<const task_id_t> next(int worker) = 0;
+  /** Operations on shared scheduling state in the last run: counter fetches, steal attempts. */
+  virtual std::int64_t shared_calls() const { return 0; }
 };
 
 using PolicyFactory = std::function<std::unique_ptr<SchedulePolicy>(const PolicyOptions&)>;
 
 /** Register a policy under `name`; registering a name twice is an error. */
 void register_policy(const std::string& name, PolicyFactory factory);
-/** Make the policy called `name`; an unknown name raises an error that lists the valid ones. */
+/** Make the policy called `name`; an unknown name raises an error that lists the valid ones, and
+ *  invalid options (quantum < 1, group size < 0) are refused. */
 std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const PolicyOptions& options);
 std::vector<std::string> policy_names();
+
+/** Task indices by decreasing cost (ties in index order). */
+std::vector<task_id_t> by_decreasing_cost(std::span<const double> costs);
+/**
+ * Longest Processing Time: tasks by decreasing cost, each to the bin whose load per unit of
+ * capacity is smallest (a 4/3-approximation of the optimal makespan for equal capacities). Each
+ * bin's tasks come out largest first.
+ */
+std::vector<std::vector<task_id_t>> lpt_partition(std::span<const double> costs,
+                                                  std::span<const int> capacities);
+/** Workers per bucket by default: those of one NUMA domain when there are several, else 2. */
+int default_group_size(int workers);
 
 }  // namespace tilecc

@@ -21,39 +21,114 @@ namespace {
 using OperandTuple = std::tuple<ShapePtr, LabelList, std::string>;
 Operand operand(const OperandTuple& t) { return {std::get<0>(t), std::get<1>(t), std::get<2>(t)}; }
 
-nb::dict run_stats(const RunStats& r) {
+// A vector handed to NumPy without a copy: the array owns it.
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& v) {
+  auto* owned = new std::vector<T>(std::move(v));
+  nb::capsule free(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), {owned->size()}, free);
+}
+
+nb::dict run_stats(RunStats&& r) {
   nb::dict d;
   d["tasks"] = r.tasks;
+  d["start"] = r.start;
   d["seconds"] = r.seconds;
-  d["counter_calls"] = r.counter_calls;
-  d["busy_seconds"] = r.busy_seconds;
+  d["shared_calls"] = r.shared_calls;
+  // Worker-seconds per phase, summed over workers; they add up to workers x seconds.
+  nb::dict phases;
+  for (int p = 0; p < num_phases; ++p) {
+    double total = 0.0;
+    for (const PhaseSeconds& w : r.phases) total += w[static_cast<std::size_t>(p)];
+    phases[phase_name(static_cast<Phase>(p))] = total;
+  }
+  d["phases"] = phases;
+  std::vector<double> busy;
+  for (const PhaseSeconds& w : r.phases)
+    busy.push_back(w[static_cast<std::size_t>(Phase::permute)] +
+                   w[static_cast<std::size_t>(Phase::gemm)] +
+                   w[static_cast<std::size_t>(Phase::accumulate)]);
+  d["busy_seconds"] = busy;
+  d["task_seconds"] = to_numpy(std::move(r.task_seconds));
   return d;
+}
+
+// Every phase slice the workers recorded in the last run, as columns.
+nb::dict trace_events(Executor& ex) {
+  std::vector<std::int32_t> worker;
+  std::vector<std::uint8_t> phase;
+  std::vector<task_id_t> task;
+  std::vector<double> start, end;
+  for (int w = 0; w < ex.threads(); ++w)
+    for (const TraceEvent& e : ex.timeline(w).events()) {
+      worker.push_back(w);
+      phase.push_back(static_cast<std::uint8_t>(e.phase));
+      task.push_back(e.task);
+      start.push_back(e.start);
+      end.push_back(e.end);
+    }
+  nb::dict d;
+  d["worker"] = to_numpy(std::move(worker));
+  d["phase"] = to_numpy(std::move(phase));
+  d["task"] = to_numpy(std::move(task));
+  d["start"] = to_numpy(std::move(start));
+  d["end"] = to_numpy(std::move(end));
+  return d;
+}
+
+const char* layout_name(PlanLayout layout) {
+  return layout == PlanLayout::tce ? "tce" : "inspector";
+}
+
+PlanLayout layout_named(const std::string& name) {
+  TILECC_CHECK(name == "tce" || name == "inspector", "unknown plan layout '", name,
+               "'; valid layouts are: inspector, tce.");
+  return name == "tce" ? PlanLayout::tce : PlanLayout::inspector;
 }
 
 }  // namespace
 
 void bind_contract(nb::module_& m) {
-  nb::class_<Executor>(m, "Executor")
-      .def(nb::init<int, const std::string&, PolicyOptions>(), nb::arg("threads"),
-           nb::arg("policy"), nb::arg("options"))
-      .def_prop_ro("threads", &Executor::threads)
-      .def_prop_ro("policy", &Executor::policy_name)
-      .def_prop_ro("scratch_high_water_bytes", &Executor::scratch_high_water_bytes);
-
   nb::class_<PolicyOptions>(m, "PolicyOptions")
       .def(nb::init<>())
       .def_rw("quantum", &PolicyOptions::quantum)
+      .def_rw("group_size", &PolicyOptions::group_size)
       .def_rw("blas_parallel_task_flops", &PolicyOptions::blas_parallel_task_flops);
+
+  nb::class_<Executor>(m, "Executor")
+      .def(
+          "__init__",
+          [](Executor* self, int threads, const std::string& policy, const PolicyOptions& options,
+             const std::string& slow_worker) {
+            new (self) Executor(threads, policy, options, SlowWorker::parse(slow_worker));
+          },
+          nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("slow_worker"))
+      .def_prop_ro("threads", &Executor::threads)
+      .def_prop_ro("policy", &Executor::policy_name)
+      .def_prop_ro("slow_worker",
+                   [](const Executor& ex) {
+                     return std::make_tuple(ex.slow_worker().worker, ex.slow_worker().factor);
+                   })
+      .def_prop_ro("scratch_high_water_bytes", &Executor::scratch_high_water_bytes)
+      .def_prop_rw("tracing", &Executor::tracing, &Executor::set_tracing)
+      .def("trace_events", &trace_events);
+
+  nb::class_<ModelError>(m, "ModelError")
+      .def_ro("median", &ModelError::median)
+      .def_ro("p90", &ModelError::p90)
+      .def_ro("tasks", &ModelError::tasks);
 
   nb::class_<ContractionPlan>(m, "ContractionPlan")
       .def(
           "__init__",
           [](ContractionPlan* self, const OperandTuple& c, const OperandTuple& a,
-             const OperandTuple& b) {
+             const OperandTuple& b, const std::string& layout, const CostModel& model) {
+            const PlanLayout l = layout_named(layout);
             nb::gil_scoped_release release;
-            new (self) ContractionPlan(operand(c), operand(a), operand(b));
+            new (self) ContractionPlan(operand(c), operand(a), operand(b), l, model);
           },
-          nb::arg("c"), nb::arg("a"), nb::arg("b"))
+          nb::arg("c"), nb::arg("a"), nb::arg("b"), nb::arg("layout") = "inspector",
+          nb::arg("model") = CostModel{})
       .def_prop_ro("num_tasks", [](const ContractionPlan& p) { return p.tasks().size(); })
       .def_prop_ro("num_products", &ContractionPlan::num_products)
       .def_prop_ro("dense_flops", &ContractionPlan::dense_flops)
@@ -74,24 +149,35 @@ void bind_contract(nb::module_& m) {
                          return "buffered";
                      }
                    })
-      .def_prop_ro("task_costs", &ContractionPlan::task_costs)
+      .def_prop_ro("layout", [](const ContractionPlan& p) { return layout_name(p.layout()); })
+      .def_prop_ro("loop_tuples", [](const ContractionPlan& p) { return p.loop().size(); })
+      .def_prop_ro("estimated_seconds", &ContractionPlan::estimated_seconds)
+      .def_prop_ro("measured_seconds", &ContractionPlan::measured_seconds)
+      .def("costs",
+           [](const ContractionPlan& p, bool refine) {
+             const auto c = p.costs(refine);
+             return std::vector<double>(c.begin(), c.end());
+           },
+           nb::arg("refine"))
+      .def("estimate", &ContractionPlan::estimate, nb::arg("model"))
+      .def("model_error", &ContractionPlan::model_error)
       .def("summary", &ContractionPlan::summary);
 
   m.def(
       "contract",
-      [](const ContractionPlan& plan, double alpha, const BlockTensor& a, const BlockTensor& b,
-         BlockTensor& c, Executor& ex) {
+      [](ContractionPlan& plan, double alpha, const BlockTensor& a, const BlockTensor& b,
+         BlockTensor& c, Executor& ex, bool refine) {
         ContractStats s;
         {
           nb::gil_scoped_release release;
-          s = contract(plan, alpha, a, b, c, ex);
+          s = contract(plan, alpha, a, b, c, ex, refine);
         }
-        nb::dict d = run_stats(s.run);
+        nb::dict d = run_stats(std::move(s.run));
         d["flops"] = s.flops;
         return d;
       },
       nb::arg("plan"), nb::arg("alpha"), nb::arg("a"), nb::arg("b"), nb::arg("c"),
-      nb::arg("executor"));
+      nb::arg("executor"), nb::arg("refine") = true);
 
   m.def(
       "add",
@@ -137,7 +223,7 @@ void bind_contract(nb::module_& m) {
         {
           nb::gil_scoped_release release;
           blas::ensure_loaded();
-          ex.run(costs, [&](task_id_t t, int worker) {
+          ex.run({costs}, [&](task_id_t t, int worker) {
             const auto [j, k] = pairs[static_cast<std::size_t>(t)];
             const double weight = (i == j && j == k) ? 1.0 : (i == j || j == k) ? 3.0 : 6.0;
             double* scratch = ex.workspace(worker).a.get(8 * nv * nv * nv);
@@ -160,7 +246,7 @@ void bind_contract(nb::module_& m) {
           nb::gil_scoped_release release;
           r = run_empty_tasks(n, ex);
         }
-        return run_stats(r);
+        return run_stats(std::move(r));
       },
       nb::arg("tasks"), nb::arg("executor"));
 }

@@ -8,6 +8,7 @@ NB_MODULE(_core, m) {
   nanobind::set_leak_warnings(false);
   tilecc::python::bind_space(m);
   tilecc::python::bind_tensor(m);
-  tilecc::python::bind_contract(m);
+  // The runtime first: plans take its CostModel as a default argument.
   tilecc::python::bind_runtime(m);
+  tilecc::python::bind_contract(m);
 }

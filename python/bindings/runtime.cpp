@@ -1,6 +1,8 @@
 // The BLAS, the kernels and the build, as `tilecc info` and the benchmarks see them.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -10,9 +12,11 @@
 #include "bindings.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/build_info.hpp"
+#include "tilecc/cost.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/kernels/permute.hpp"
 #include "tilecc/sched.hpp"
+#include "tilecc/trace.hpp"
 
 namespace nb = nanobind;
 
@@ -64,6 +68,62 @@ void bind_runtime(nb::module_& m) {
   m.def("build_flags", &build_flags);
   m.def("permute_kernel_name", &kernels::permute_kernel_name);
   m.def("policy_names", &policy_names);
+  m.def("default_group_size", &default_group_size, nb::arg("workers"));
+  m.def("clock_seconds", &clock_seconds);
+  m.def("phase_names", [] {
+    std::vector<std::string> names;
+    for (int p = 0; p < num_phases; ++p) names.emplace_back(phase_name(static_cast<Phase>(p)));
+    return names;
+  });
+
+  nb::class_<CostModel>(m, "CostModel")
+      .def(nb::init<>())
+      .def_rw("gemm", &CostModel::gemm)
+      .def_rw("permute_overhead", &CostModel::permute_overhead)
+      .def_rw("permute_per_element", &CostModel::permute_per_element)
+      .def("gemm_seconds", &CostModel::gemm_seconds, nb::arg("m"), nb::arg("n"), nb::arg("k"))
+      .def(
+          "permute_seconds",
+          [](const CostModel& model, extent_t elements, const std::vector<int>& axes) {
+            Axes ax{};
+            for (std::size_t k = 0; k < axes.size() && k < ax.size(); ++k)
+              ax[k] = static_cast<std::int8_t>(axes[k]);
+            return model.permute_seconds(elements,
+                                         permute_kind(static_cast<int>(axes.size()), ax));
+          },
+          nb::arg("elements"), nb::arg("axes"));
+  m.def(
+      "permute_kind",
+      [](const std::vector<int>& axes) {
+        Axes ax{};
+        for (std::size_t k = 0; k < axes.size() && k < ax.size(); ++k)
+          ax[k] = static_cast<std::int8_t>(axes[k]);
+        return static_cast<int>(permute_kind(static_cast<int>(axes.size()), ax));
+      },
+      nb::arg("axes"));
+  m.def(
+      "time_gemms",
+      [](const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {
+        nb::gil_scoped_release release;
+        return time_gemms(shapes, repeats);
+      },
+      nb::arg("shapes"), nb::arg("repeats"));
+  m.def(
+      "time_permutes",
+      [](const std::vector<std::pair<std::vector<extent_t>, std::vector<int>>>& cases,
+         int repeats) {
+        std::vector<std::pair<std::vector<extent_t>, Axes>> converted;
+        for (const auto& [extents, axes] : cases) {
+          TILECC_CHECK(axes.size() == extents.size() && axes.size() <= max_rank,
+                       "time_permutes: each case needs one axis per extent.");
+          Axes ax{};
+          for (std::size_t k = 0; k < axes.size(); ++k) ax[k] = static_cast<std::int8_t>(axes[k]);
+          converted.emplace_back(extents, ax);
+        }
+        nb::gil_scoped_release release;
+        return time_permutes(converted, repeats);
+      },
+      nb::arg("cases"), nb::arg("repeats"));
   m.def("cpu_features", &blas::cpu_features);
   m.def("load_blas", [](const std::string& path) { blas::load(path); }, nb::arg("path"));
   m.def("blas_loaded", &blas::loaded);

@@ -65,14 +65,14 @@ TEST(Contract, MatchesNaiveLoops) {
 TEST(Contract, ReportsTheFirstTaskError) {
   Executor ex(2);
   std::vector<double> costs(100, 1.0);
-  EXPECT_THROW(ex.run(costs,
+  EXPECT_THROW(ex.run({costs},
                       [](task_id_t t, int) {
                         if (t == 37) throw std::runtime_error("task 37 failed");
                       }),
                std::runtime_error);
   // The pool survives an error and runs again.
   std::atomic<int> ran{0};
-  ex.run(costs, [&](task_id_t, int) { ++ran; });
+  ex.run({costs}, [&](task_id_t, int) { ++ran; });
   EXPECT_EQ(ran.load(), 100);
 }
 

@@ -1,0 +1,70 @@
+#pragma once
+/** @file Where each worker's time goes: per-phase accounting during a run, and (when tracing)
+ * one event per phase slice for a Chrome/Perfetto trace.
+ *
+ * A worker's time in a run is charged to exactly one phase at a time, from the run's start to its
+ * end, so the phases of all workers add up to workers x wall time (paper 000's Fig. 12):
+ * `gemm` is compute, `permute` and `accumulate` move data, `fetch` is asking the policy for work
+ * (counter, queues), `wait` is idle (late start and load imbalance at the end).
+ */
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "tilecc/types.hpp"
+
+namespace tilecc {
+
+enum class Phase : std::uint8_t { fetch, permute, gemm, accumulate, wait };
+inline constexpr int num_phases = 5;
+/** "fetch", "permute", "gemm", "accumulate", "wait". */
+const char* phase_name(Phase phase);
+
+using PhaseSeconds = std::array<double, num_phases>;
+
+/** Seconds on the steady clock (the clock every trace timestamp uses). */
+inline double clock_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/** One slice of a worker's time: a phase, for a task (-1 outside tasks), on the steady clock. */
+struct TraceEvent {
+  double start = 0.0, end = 0.0;
+  task_id_t task = -1;
+  Phase phase = Phase::wait;
+};
+
+/**
+ * One worker's clock during a run. enter() closes the current phase and opens another; entering
+ * the phase already open costs nothing, so a task reads the clock only when its work changes kind.
+ * Only the worker that owns a timeline touches it while the run is in progress.
+ */
+class WorkerTimeline {
+ public:
+  /** Start a run at time `start` in phase wait (a worker is idle until it asks for work). */
+  void begin(double start, bool record_events);
+  void enter(Phase phase, task_id_t task = -1) {
+    if (phase == phase_ && task == task_) return;
+    switch_to(phase, task, clock_seconds());
+  }
+  /** The task whose phase is open (-1 outside tasks). */
+  task_id_t task() const { return task_; }
+  /** Close the run at `end`, charging the time since the last switch to wait. */
+  void finish(double end);
+  const PhaseSeconds& seconds() const { return seconds_; }
+  const std::vector<TraceEvent>& events() const { return events_; }
+
+ private:
+  void switch_to(Phase phase, task_id_t task, double now);
+
+  PhaseSeconds seconds_{};
+  std::vector<TraceEvent> events_;
+  bool recording_ = false;
+  double since_ = 0.0;
+  Phase phase_ = Phase::wait;
+  task_id_t task_ = -1;
+};
+
+}  // namespace tilecc

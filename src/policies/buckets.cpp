@@ -1,0 +1,61 @@
+// `buckets` (paper 001's dynamic buckets): LPT assigns the tasks to groups of workers, not to
+// workers, and each group drains its share through its own counter. Within a group the variation
+// of task times cancels out (the counter balances it), while the counters of different groups
+// never contend; workers that share a NUMA domain or a core pair share a bucket.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "policies.hpp"
+
+namespace tilecc::policies {
+namespace {
+
+class BucketsPolicy final : public SchedulePolicy {
+ public:
+  BucketsPolicy(int quantum, int group_size) : quantum_(quantum), group_size_(group_size) {}
+
+  void start(const TaskPool& pool, int workers) override {
+    size_ = group_size_ > 0 ? std::min(group_size_, workers) : default_group_size(workers);
+    const int groups = (workers + size_ - 1) / size_;
+    std::vector<int> capacities;
+    for (int g = 0; g < groups; ++g) capacities.push_back(std::min(size_, workers - g * size_));
+    tasks_ = lpt_partition(pool.costs, capacities);
+    counters_ = std::make_unique<Counter[]>(static_cast<std::size_t>(groups));
+    calls_.store(0);
+  }
+
+  std::span<const task_id_t> next(int worker) override {
+    const auto g = static_cast<std::size_t>(worker / size_);
+    const std::vector<task_id_t>& mine = tasks_[g];
+    const auto size = static_cast<task_id_t>(mine.size());
+    calls_.fetch_add(1, std::memory_order_relaxed);
+    const task_id_t begin = counters_[g].next.fetch_add(quantum_, std::memory_order_relaxed);
+    if (begin >= size) return {};
+    const task_id_t end = std::min(begin + quantum_, size);
+    return std::span<const task_id_t>(mine).subspan(static_cast<std::size_t>(begin),
+                                                    static_cast<std::size_t>(end - begin));
+  }
+
+  std::int64_t shared_calls() const override { return calls_.load(); }
+
+ private:
+  struct Counter {
+    alignas(64) std::atomic<task_id_t> next{0};
+  };
+  task_id_t quantum_;
+  int group_size_;
+  int size_ = 1;
+  std::vector<std::vector<task_id_t>> tasks_;
+  std::unique_ptr<Counter[]> counters_;
+  alignas(64) std::atomic<std::int64_t> calls_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<SchedulePolicy> make_buckets(const PolicyOptions& options) {
+  return std::make_unique<BucketsPolicy>(options.quantum, options.group_size);
+}
+
+}  // namespace tilecc::policies

@@ -1,0 +1,63 @@
+// The static policies: every worker's tasks are decided in start(), from the costs alone, and a
+// worker takes them all in its first fetch. No shared state is touched while tasks run, so they
+// cost nothing to schedule, and they cannot react when a worker turns out slower than predicted.
+//  - `static-block`: the task list, in the plan's order, cut into one contiguous run per worker
+//    with equal total cost (paper 001's block partitioning);
+//  - `static-lpt`: Longest Processing Time on the costs.
+#include <vector>
+
+#include "policies.hpp"
+
+namespace tilecc::policies {
+namespace {
+
+class StaticPolicy final : public SchedulePolicy {
+ public:
+  explicit StaticPolicy(bool lpt) : lpt_(lpt) {}
+
+  void start(const TaskPool& pool, int workers) override {
+    const std::vector<int> capacities(static_cast<std::size_t>(workers), 1);
+    assigned_ = lpt_ ? lpt_partition(pool.costs, capacities) : block_partition(pool.costs, workers);
+    taken_.assign(static_cast<std::size_t>(workers), 0);
+  }
+
+  std::span<const task_id_t> next(int worker) override {
+    const auto w = static_cast<std::size_t>(worker);
+    if (taken_[w]) return {};
+    taken_[w] = 1;
+    return assigned_[w];
+  }
+
+ private:
+  // Cut [0, n) where the running cost first reaches w/workers of the total.
+  static std::vector<std::vector<task_id_t>> block_partition(std::span<const double> costs,
+                                                             int workers) {
+    double total = 0.0;
+    for (double c : costs) total += c;
+    std::vector<std::vector<task_id_t>> parts(static_cast<std::size_t>(workers));
+    double running = 0.0;
+    for (std::size_t t = 0; t < costs.size(); ++t) {
+      // The task goes to the worker whose share contains the task's midpoint.
+      const double mid = running + 0.5 * costs[t];
+      auto w = total > 0.0 ? static_cast<std::size_t>(mid / total * workers) : t % parts.size();
+      parts[std::min(w, parts.size() - 1)].push_back(static_cast<task_id_t>(t));
+      running += costs[t];
+    }
+    return parts;
+  }
+
+  bool lpt_;
+  std::vector<std::vector<task_id_t>> assigned_;
+  std::vector<char> taken_;  // written only by the worker it belongs to
+};
+
+}  // namespace
+
+std::unique_ptr<SchedulePolicy> make_static_block(const PolicyOptions& /*options*/) {
+  return std::make_unique<StaticPolicy>(false);
+}
+std::unique_ptr<SchedulePolicy> make_static_lpt(const PolicyOptions& /*options*/) {
+  return std::make_unique<StaticPolicy>(true);
+}
+
+}  // namespace tilecc::policies

@@ -1,0 +1,98 @@
+// `steal`: each worker owns a deque seeded by LPT (largest tasks at the front) and takes from its
+// front without contention; a worker whose deque is empty steals the back half (the smallest
+// tasks) of the fullest other deque. Static where the prediction holds, dynamic where it fails.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "policies.hpp"
+
+namespace tilecc::policies {
+namespace {
+
+class StealPolicy final : public SchedulePolicy {
+ public:
+  void start(const TaskPool& pool, int workers) override {
+    const std::vector<int> capacities(static_cast<std::size_t>(workers), 1);
+    auto seeds = lpt_partition(pool.costs, capacities);
+    deques_ = std::make_unique<Deque[]>(static_cast<std::size_t>(workers));
+    workers_ = workers;
+    for (int w = 0; w < workers; ++w) {
+      Deque& d = deques_[static_cast<std::size_t>(w)];
+      d.items = std::move(seeds[static_cast<std::size_t>(w)]);
+      d.head = 0;
+      d.tail = d.items.size();
+      d.size.store(static_cast<std::int64_t>(d.items.size()));
+    }
+    steals_.store(0);
+  }
+
+  std::span<const task_id_t> next(int worker) override {
+    Deque& own = deques_[static_cast<std::size_t>(worker)];
+    for (;;) {
+      {
+        std::lock_guard lock(own.mutex);
+        if (own.head < own.tail) {
+          own.size.fetch_sub(1, std::memory_order_relaxed);
+          return std::span<const task_id_t>(own.items).subspan(own.head++, 1);
+        }
+      }
+      if (!steal_into(worker, own)) return {};
+    }
+  }
+
+  std::int64_t shared_calls() const override { return steals_.load(); }
+
+ private:
+  struct Deque {
+    alignas(64) std::mutex mutex;
+    std::vector<task_id_t> items;
+    std::size_t head = 0, tail = 0;        // tasks [head, tail) remain; guarded by mutex
+    std::atomic<std::int64_t> size{0};     // tail - head, readable without the lock
+  };
+
+  // Move the back half of the fullest other deque into `own` (empty); false when all are empty.
+  bool steal_into(int worker, Deque& own) {
+    for (;;) {
+      int victim = -1;
+      std::int64_t most = 0;
+      for (int w = 0; w < workers_; ++w) {
+        const std::int64_t s = deques_[static_cast<std::size_t>(w)].size.load();
+        if (w != worker && s > most) most = s, victim = w;
+      }
+      if (victim < 0) return false;
+      steals_.fetch_add(1, std::memory_order_relaxed);
+      std::vector<task_id_t> loot;
+      {
+        Deque& v = deques_[static_cast<std::size_t>(victim)];
+        std::lock_guard lock(v.mutex);
+        const std::size_t remaining = v.tail - v.head;
+        if (remaining == 0) continue;  // drained meanwhile: look again
+        const std::size_t take = (remaining + 1) / 2;
+        loot.assign(v.items.begin() + static_cast<std::ptrdiff_t>(v.tail - take),
+                    v.items.begin() + static_cast<std::ptrdiff_t>(v.tail));
+        v.tail -= take;
+        v.size.fetch_sub(static_cast<std::int64_t>(take), std::memory_order_relaxed);
+      }
+      std::lock_guard lock(own.mutex);
+      own.items = std::move(loot);
+      own.head = 0;
+      own.tail = own.items.size();
+      own.size.store(static_cast<std::int64_t>(own.tail));
+      return true;
+    }
+  }
+
+  std::unique_ptr<Deque[]> deques_;
+  int workers_ = 0;
+  alignas(64) std::atomic<std::int64_t> steals_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<SchedulePolicy> make_steal(const PolicyOptions& /*options*/) {
+  return std::make_unique<StealPolicy>();
+}
+
+}  // namespace tilecc::policies

@@ -1,0 +1,52 @@
+// `tce`: NWChem's Tensor Contraction Engine as it was. Every worker walks the same loop of tile
+// tuples; one shared counter (NXTVAL) hands out loop positions one at a time, and only after
+// taking a number does the worker test whether that tuple is a task at all, so every null tuple
+// costs a counter fetch. Tasks run in loop order, whatever their cost.
+#include <atomic>
+#include <numeric>
+#include <vector>
+
+#include "policies.hpp"
+
+namespace tilecc::policies {
+namespace {
+
+class TcePolicy final : public SchedulePolicy {
+ public:
+  void start(const TaskPool& pool, int /*workers*/) override {
+    loop_ = pool.loop;
+    if (loop_.empty()) {  // no loop recorded: every task is one non-null tuple, in plan order
+      identity_.resize(pool.costs.size());
+      std::iota(identity_.begin(), identity_.end(), task_id_t{0});
+      loop_ = identity_;
+    }
+    next_.store(0);
+    calls_.store(0);
+  }
+
+  std::span<const task_id_t> next(int /*worker*/) override {
+    const auto size = static_cast<task_id_t>(loop_.size());
+    for (;;) {
+      calls_.fetch_add(1, std::memory_order_relaxed);
+      const task_id_t n = next_.fetch_add(1, std::memory_order_relaxed);
+      if (n >= size) return {};
+      if (loop_[static_cast<std::size_t>(n)] >= 0) return loop_.subspan(static_cast<std::size_t>(n), 1);
+    }
+  }
+
+  std::int64_t shared_calls() const override { return calls_.load(); }
+
+ private:
+  std::span<const task_id_t> loop_;
+  std::vector<task_id_t> identity_;
+  alignas(64) std::atomic<task_id_t> next_{0};
+  alignas(64) std::atomic<std::int64_t> calls_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<SchedulePolicy> make_tce(const PolicyOptions& /*options*/) {
+  return std::make_unique<TcePolicy>();
+}
+
+}  // namespace tilecc::policies
