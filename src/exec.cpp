@@ -63,11 +63,11 @@ extent_t Executor::scratch_high_water_bytes() const {
   return most;
 }
 
-void Executor::run_task(task_id_t task, int worker) {
+double Executor::run_task(task_id_t task, int worker) {
   WorkerTimeline& clock = timeline(worker);
   const double t0 = clock_seconds();
   // Compute unless the body says otherwise (bodies that are not contractions never do).
-  clock.enter(Phase::gemm, task);
+  clock.enter_at(Phase::gemm, task, t0);
   (*body_)(task, worker);
   double t1 = clock_seconds();
   if (worker == slow_.worker) {
@@ -78,16 +78,19 @@ void Executor::run_task(task_id_t task, int worker) {
     }
   }
   task_seconds_[static_cast<std::size_t>(task)] = t1 - t0;
+  return t1;
 }
 
 void Executor::work(int worker) {
   WorkerTimeline& clock = timeline(worker);
+  clock.enter(Phase::fetch);
   while (!failed_.load(std::memory_order_relaxed)) {
-    clock.enter(Phase::fetch);
     const std::span<const task_id_t> tasks = policy_->next(worker);
     if (tasks.empty()) break;
     try {
-      for (task_id_t t : tasks) run_task(t, worker);
+      double end = 0.0;
+      for (task_id_t t : tasks) end = run_task(t, worker);
+      clock.enter_at(Phase::fetch, -1, end);
     } catch (...) {
       std::lock_guard lock(mutex_);
       if (!failed_.exchange(true)) error_ = std::current_exception();

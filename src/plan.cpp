@@ -383,36 +383,45 @@ void ContractionPlan::estimate(const CostModel& model) {
   // per product, and the output's permutation when the result goes through scratch.
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
-  const int rank_a = sa.rank(), rank_b = sb.rank(), rank_c = c_.shape->rank();
-  const PermuteKind out_kind = permute_kind(rank_c, output_axes_);
+  const BlockShape& sc = *c_.shape;
+  extent_t extents[max_rank];
+  auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes) {
+    for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
+    return model.permute_seconds(shape.rank(), extents, axes);
+  };
+  auto fill = [&](extent_t elements) {
+    return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, elements});
+  };
   estimated_.clear();
   for (const Task& task : tasks_) {
     const Member* mem = &members_[static_cast<std::size_t>(task.first_member)];
     const std::int64_t count = task.last_member - task.first_member;
     const bool alone = count == 1;
-    double seconds = 0.0;
-    if (!alone || output_ == Output::buffered)
-      seconds += model.permute_seconds(task.rows * task.n, PermuteKind::copy);  // zeroing R
+    const bool through_r = !alone || output_ == Output::buffered;
+    double seconds = through_r ? fill(task.rows * task.n) : 0.0;
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
       const Recipe& lr = recipes_[static_cast<std::size_t>(lead.recipe)];
-      if (alone) {
-        if (lr.a.permute)
-          seconds += model.permute_seconds(task.rows * lead.k, permute_kind(rank_a, lr.a.axes));
-      } else {
+      if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          const Recipe& r = recipes_[static_cast<std::size_t>(pr.recipe)];
-          seconds += model.permute_seconds(mem[g].m * pr.k, permute_kind(rank_a, r.a_rows));
+          seconds +=
+              permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
         }
+      } else if (lr.a.permute) {
+        seconds += permute(sa, lead.a_slot, lr.a.axes);
       }
-      if (lr.b.permute)
-        seconds += model.permute_seconds(lead.k * task.n, permute_kind(rank_b, lr.b.axes));
+      if (lr.b.permute) seconds += permute(sb, lead.b_slot, lr.b.axes);
       seconds += model.gemm_seconds(task.rows, task.n, lead.k);
     }
-    if (!alone || output_ == Output::buffered)
-      for (std::int64_t g = 0; g < count; ++g)
-        seconds += model.permute_seconds(mem[g].m * task.n, out_kind);
+    if (through_r) {
+      for (std::int64_t g = 0; g < count; ++g) {
+        const tile_t* tiles = sc.block_tiles(mem[g].c_slot);
+        for (std::size_t q = 0; q < r_positions_.size(); ++q)
+          extents[q] = sc.space(r_positions_[q]).tile(tiles[r_positions_[q]]).extent;
+        seconds += model.permute_seconds(sc.rank(), extents, output_axes_);
+      }
+    }
     estimated_.push_back(seconds);
   }
 }
@@ -444,6 +453,10 @@ ModelError ContractionPlan::model_error() const {
   return e;
 }
 
+std::string ContractionPlan::expression() const {
+  return detail::show(c_) + " += " + detail::show(a_) + " * " + detail::show(b_);
+}
+
 std::string ContractionPlan::summary() const {
   char buf[768];
   const char* out = output_ == Output::direct       ? "direct"
@@ -452,11 +465,10 @@ std::string ContractionPlan::summary() const {
   double predicted = 0.0;
   for (double s : estimated_) predicted += s;
   std::snprintf(buf, sizeof buf,
-                "%s += %s * %s: %zu %stasks (%zu loop tuples), %lld products, %.3g of %.3g dense "
+                "%s: %zu %stasks (%zu loop tuples), %lld products, %.3g of %.3g dense "
                 "flops (%.1f%%), %lld operand permutations, output %s, scratch %.2f MiB/worker, "
                 "predicted %.3g ms of task time, inspector %.3g ms",
-                detail::show(c_).c_str(), detail::show(a_).c_str(), detail::show(b_).c_str(),
-                tasks_.size(), layout_ == PlanLayout::tce ? "TCE " : "", loop_.size(),
+                expression().c_str(), tasks_.size(), layout_ == PlanLayout::tce ? "TCE " : "", loop_.size(),
                 static_cast<long long>(products_.size()), executed_flops_, dense_flops_,
                 dense_flops_ > 0 ? 100.0 * executed_flops_ / dense_flops_ : 0.0,
                 static_cast<long long>(permuted_operands_), out,

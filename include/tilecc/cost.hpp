@@ -18,17 +18,37 @@ namespace tilecc {
  *  runs), or one that changes it (a strided transpose). */
 enum class PermuteKind : std::uint8_t { copy, inner_kept, transpose };
 inline constexpr int num_permute_kinds = 3;
-PermuteKind permute_kind(int rank, const Axes& axes);
 
+/** What a permutation's cost depends on. */
+struct PermuteShape {
+  PermuteKind kind = PermuteKind::copy;
+  extent_t elements = 0;
+  /// Length of the contiguous runs it copies: `elements` for a copy, the extent of the trailing
+  /// axes that stay in place when the innermost axis is kept, 1 for a transpose.
+  extent_t run = 1;
+};
+PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes);
+
+/**
+ * Seconds of work = amount / rate, where log2(rate) is a quadratic in the log2 of the sizes, so
+ * that one fit follows a kernel from overhead-bound tiny blocks to its peak (a linear model in
+ * flops predicted a third of the time of the odd-sized blocks symmetry makes). Sizes are clamped
+ * to the calibrated range, beyond which the rate stays flat.
+ */
 struct CostModel {
-  /// GEMM(m, n, k) seconds = gemm[0] + gemm[1] * 2mnk + gemm[2] * (mk + kn + mn).
-  std::array<double, 3> gemm{2e-7, 1e-11, 1e-9};
-  /// Permuting e elements of a kind: permute_overhead + permute_per_element[kind] * e.
-  double permute_overhead = 1e-7;
-  std::array<double, num_permute_kinds> permute_per_element{5e-10, 1e-9, 2e-9};
+  /// log2 GEMM flop rate on [1, x, y, z, x², y², z², xy, xz, yz], x, y, z = log2 m, n, k.
+  std::array<double, 10> gemm{33.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // 8.6 GFLOP/s uncalibrated
+  double gemm_max_log2 = 10.0;  ///< extents clamped to [1, 2^gemm_max_log2]
+  /// log2 permutation element rate on [copy, inner_kept, transpose, x, x², log2 run length],
+  /// x = log2 elements.
+  std::array<double, 6> permute{30.0, 29.0, 28.0, 0, 0, 0};  // 1, 0.5, 0.25 G elements/s
+  double permute_max_log2 = 21.0;  ///< elements clamped to [1, 2^permute_max_log2]
 
   double gemm_seconds(extent_t m, extent_t n, extent_t k) const;
-  double permute_seconds(extent_t elements, PermuteKind kind) const;
+  double permute_seconds(const PermuteShape& p) const;
+  double permute_seconds(int rank, const extent_t* extents, const Axes& axes) const {
+    return permute_seconds(permute_shape(rank, extents, axes));
+  }
 };
 
 /** Median seconds of C[m, n] += A[m, k] B[k, n] for each shape, on one thread. */

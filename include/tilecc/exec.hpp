@@ -84,7 +84,8 @@ class Executor {
  private:
   void worker_loop(int worker);
   void work(int worker);
-  void run_task(task_id_t task, int worker);
+  /** Run one task; returns the clock reading at its end. */
+  double run_task(task_id_t task, int worker);
   RunStats collect(task_id_t tasks, double start);
 
   int threads_;

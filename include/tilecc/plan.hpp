@@ -153,6 +153,8 @@ class ContractionPlan {
   std::int64_t num_products() const { return static_cast<std::int64_t>(products_.size()); }
   std::int64_t permuted_operands() const { return permuted_operands_; }
   double inspector_seconds() const { return inspector_seconds_; }
+  /** "C[i,j,a,b] += A[...] * B[...]": what the plan computes. */
+  std::string expression() const;
   std::string summary() const;
 
  private:

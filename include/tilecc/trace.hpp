@@ -49,6 +49,11 @@ class WorkerTimeline {
     if (phase == phase_ && task == task_) return;
     switch_to(phase, task, clock_seconds());
   }
+  /** enter() at a time the caller has just read (saves a clock read on the executor's path). */
+  void enter_at(Phase phase, task_id_t task, double now) {
+    if (phase == phase_ && task == task_) return;
+    switch_to(phase, task, now);
+  }
   /** The task whose phase is open (-1 outside tasks). */
   task_id_t task() const { return task_; }
   /** Close the run at `end`, charging the time since the last switch to wait. */

@@ -161,6 +161,7 @@ void bind_contract(nb::module_& m) {
            nb::arg("refine"))
       .def("estimate", &ContractionPlan::estimate, nb::arg("model"))
       .def("model_error", &ContractionPlan::model_error)
+      .def_prop_ro("expression", &ContractionPlan::expression)
       .def("summary", &ContractionPlan::summary);
 
   m.def(

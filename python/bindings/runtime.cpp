@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -76,31 +77,39 @@ void bind_runtime(nb::module_& m) {
     return names;
   });
 
+  // Axes as a Python list -> the core's fixed-size Axes.
+  auto to_axes = [](const std::vector<int>& axes) {
+    TILECC_CHECK(axes.size() <= static_cast<std::size_t>(max_rank), "at most ", max_rank,
+                 " axes are supported, got ", axes.size(), ".");
+    Axes ax{};
+    for (std::size_t k = 0; k < axes.size(); ++k) ax[k] = static_cast<std::int8_t>(axes[k]);
+    return ax;
+  };
   nb::class_<CostModel>(m, "CostModel")
       .def(nb::init<>())
       .def_rw("gemm", &CostModel::gemm)
-      .def_rw("permute_overhead", &CostModel::permute_overhead)
-      .def_rw("permute_per_element", &CostModel::permute_per_element)
+      .def_rw("gemm_max_log2", &CostModel::gemm_max_log2)
+      .def_rw("permute", &CostModel::permute)
+      .def_rw("permute_max_log2", &CostModel::permute_max_log2)
       .def("gemm_seconds", &CostModel::gemm_seconds, nb::arg("m"), nb::arg("n"), nb::arg("k"))
       .def(
           "permute_seconds",
-          [](const CostModel& model, extent_t elements, const std::vector<int>& axes) {
-            Axes ax{};
-            for (std::size_t k = 0; k < axes.size() && k < ax.size(); ++k)
-              ax[k] = static_cast<std::int8_t>(axes[k]);
-            return model.permute_seconds(elements,
-                                         permute_kind(static_cast<int>(axes.size()), ax));
+          [to_axes](const CostModel& model, const std::vector<extent_t>& extents,
+                    const std::vector<int>& axes) {
+            TILECC_CHECK(extents.size() == axes.size(), "give one axis per extent.");
+            return model.permute_seconds(static_cast<int>(axes.size()), extents.data(),
+                                         to_axes(axes));
           },
-          nb::arg("elements"), nb::arg("axes"));
+          nb::arg("extents"), nb::arg("axes"));
   m.def(
-      "permute_kind",
-      [](const std::vector<int>& axes) {
-        Axes ax{};
-        for (std::size_t k = 0; k < axes.size() && k < ax.size(); ++k)
-          ax[k] = static_cast<std::int8_t>(axes[k]);
-        return static_cast<int>(permute_kind(static_cast<int>(axes.size()), ax));
+      "permute_shape",
+      [to_axes](const std::vector<extent_t>& extents, const std::vector<int>& axes) {
+        TILECC_CHECK(extents.size() == axes.size(), "give one axis per extent.");
+        const PermuteShape p =
+            permute_shape(static_cast<int>(axes.size()), extents.data(), to_axes(axes));
+        return std::make_tuple(static_cast<int>(p.kind), p.elements, p.run);
       },
-      nb::arg("axes"));
+      nb::arg("extents"), nb::arg("axes"));
   m.def(
       "time_gemms",
       [](const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {

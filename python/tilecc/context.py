@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from tilecc import _core
+from tilecc import _core, wisdom
+from tilecc.trace import Decomposition, TraceRecorder
 
 
 def _available_cores() -> int:
@@ -41,19 +43,43 @@ class ContextStats:
     inspector_seconds: float = 0.0
     plans_built: int = 0
     plans_reused: int = 0
+    shared_calls: int = 0
+
+
+@dataclass
+class ContractionRecord:
+    """One contraction of the calculation (one plan), over all the times it ran."""
+
+    expression: str
+    calls: int = 0
+    tasks: int = 0
+    flops: float = 0.0
+    shared_calls: int = 0
+    time: Decomposition = field(default_factory=Decomposition)
+    #: Predicted vs measured task times in the last run: (median, 90th percentile) rel. error.
+    model_error: tuple[float, float] = (float("nan"), float("nan"))
+    #: Idle fraction of each run, in order (refinement should lower it after the first).
+    imbalance: list[float] = field(default_factory=list)
 
 
 @dataclass
 class _PlanEntry:
     plan: Any
+    record: ContractionRecord
     uses: int = 0
 
 
 @dataclass
 class Context:
-    """Where tensors run: a pool of ``threads`` workers scheduled by ``policy`` (a registered name;
-    ``counter`` is a shared task counter taking ``quantum`` tasks per fetch), plus the caches that
-    let every CC iteration reuse the plans of the first.
+    """Where tensors run: a pool of ``threads`` workers scheduled by ``policy`` (a registered
+    name: ``tce``, ``counter``, ``static-block``, ``static-lpt``, ``buckets``, ``steal``; see
+    ``include/tilecc/sched.hpp``), plus the caches that let every CC iteration reuse the plans of
+    the first.
+
+    ``quantum`` is the tasks taken per counter fetch, ``group_size`` the workers per bucket
+    (None: one group per NUMA domain or core pair), ``refine`` schedules each run of a plan with
+    the task times measured in its previous run, ``trace`` keeps every phase slice for
+    :meth:`write_trace`. ``$TILECC_SLOW_WORKER=k:factor`` makes worker k that much slower.
 
     >>> ctx = Context(threads=1)
     >>> ctx.threads, ctx.policy
@@ -63,6 +89,9 @@ class Context:
     threads: int = field(default_factory=_default_threads)
     policy: str = "counter"
     quantum: int = 1
+    group_size: int | None = None
+    refine: bool = True
+    trace: bool = False
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
     blas_parallel_task_flops: float = 2e9
@@ -76,21 +105,44 @@ class Context:
                 f"quantum (tasks per counter fetch) must be a whole number >= 1, "
                 f"got {self.quantum!r}."
             )
+        if self.group_size is not None and (
+            isinstance(self.group_size, bool)
+            or not isinstance(self.group_size, int)
+            or self.group_size < 1
+        ):
+            raise ValueError(
+                f"group_size (workers per bucket) must be a whole number >= 1, "
+                f"got {self.group_size!r}."
+            )
         options = _core.PolicyOptions()
         options.quantum = self.quantum
+        options.group_size = self.group_size or 0
         if not self.blas_parallel_task_flops >= 0:
             raise ValueError(
                 f"blas_parallel_task_flops must be >= 0, got {self.blas_parallel_task_flops!r}."
             )
         options.blas_parallel_task_flops = float(self.blas_parallel_task_flops)
-        self._executor = _core.Executor(self.threads, self.policy, options)
+        self._executor = _core.Executor(
+            self.threads, self.policy, options, os.environ.get("TILECC_SLOW_WORKER", "")
+        )
+        self._executor.tracing = self.trace
+        self._recorder = TraceRecorder(self.policy, self.threads) if self.trace else None
         self._plans: dict[tuple[object, ...], _PlanEntry] = {}
+        self._records: dict[int, ContractionRecord] = {}  # id(plan) -> record; plans stay cached
+        self._model: Any = None
         # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)
         self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
 
     @property
     def executor(self) -> Any:
         return self._executor
+
+    @property
+    def cost_model(self) -> Any:
+        """The calibrated cost model (from the wisdom file; see tilecc.wisdom)."""
+        if self._model is None:
+            self._model = wisdom.cost_model()
+        return self._model
 
     def shape(
         self,
@@ -116,28 +168,82 @@ class Context:
         a: tuple[int, Any, tuple[str, ...], str],
         b: tuple[int, Any, tuple[str, ...], str],
     ) -> Any:
-        """The cached plan for c += a * b; each argument is (shape id, shape, labels, name)."""
+        """The cached plan for c += a * b; each argument is (shape id, shape, labels, name). The
+        ``tce`` policy gets NWChem TCE's task layout, every other policy the inspector's."""
         key = (c[0], c[2], a[0], a[2], b[0], b[2])
         entry = self._plans.get(key)
         if entry is None:
+            model = self.cost_model
+            started = _core.clock_seconds()
             plan = _core.ContractionPlan(
-                (c[1], list(c[2]), c[3]), (a[1], list(a[2]), a[3]), (b[1], list(b[2]), b[3])
+                (c[1], list(c[2]), c[3]),
+                (a[1], list(a[2]), a[3]),
+                (b[1], list(b[2]), b[3]),
+                layout="tce" if self.policy == "tce" else "inspector",
+                model=model,
             )
-            entry = _PlanEntry(plan)
+            entry = _PlanEntry(plan, ContractionRecord(plan.expression))
+            entry.record.time.inspector += plan.inspector_seconds
             self._plans[key] = entry
+            self._records[id(plan)] = entry.record
             self.stats.plans_built += 1
             self.stats.inspector_seconds += plan.inspector_seconds
+            if self._recorder is not None:
+                self._recorder.add_inspection(plan.expression, started, plan.inspector_seconds)
         else:
             self.stats.plans_reused += 1
         entry.uses += 1
         return entry.plan
 
-    def record(self, plan: Any, run: dict[str, Any]) -> None:
+    def contract(self, plan: Any, alpha: float, a: Any, b: Any, c: Any) -> dict[str, Any]:
+        """Run c += alpha * a * b as planned (core tensors) and record what it cost."""
+        run: dict[str, Any] = _core.contract(plan, alpha, a, b, c, self._executor, self.refine)
         self.stats.contractions += 1
         self.stats.tasks += int(run["tasks"])
         self.stats.flops += float(run["flops"])
         self.stats.dense_flops += plan.dense_flops
         self.stats.seconds += float(run["seconds"])
+        self.stats.shared_calls += int(run["shared_calls"])
+        record = self._record_of(plan)
+        record.calls += 1
+        record.tasks += int(run["tasks"])
+        record.flops += float(run["flops"])
+        record.shared_calls += int(run["shared_calls"])
+        part = Decomposition()
+        part.add_phases(run["phases"], self.threads)
+        record.time.add(part)
+        record.imbalance.append(part.imbalance)
+        error = plan.model_error()
+        if error.tasks:
+            record.model_error = (error.median, error.p90)
+        if self._recorder is not None:
+            self._recorder.add_run(plan.expression, run, self._executor.trace_events())
+        return run
+
+    def _record_of(self, plan: Any) -> ContractionRecord:
+        record = self._records.get(id(plan))
+        if record is None:
+            raise ValueError(f"the plan for {plan.expression} was not made by this context.")
+        return record
+
+    @property
+    def contractions(self) -> list[ContractionRecord]:
+        """Every contraction this context has planned, most time-consuming first."""
+        records = [e.record for e in self._plans.values()]
+        return sorted(records, key=lambda r: r.time.total, reverse=True)
+
+    def decomposition(self) -> Decomposition:
+        """Compute / permute / scheduling / idle / inspector over every contraction."""
+        total = Decomposition()
+        for record in self.contractions:
+            total.add(record.time)
+        return total
+
+    def write_trace(self, path: Path) -> None:
+        """Write the Chrome/Perfetto trace of every contraction run so far (needs trace=True)."""
+        if self._recorder is None:
+            raise ValueError("this context was made without trace=True, so it kept no trace.")
+        self._recorder.write(path)
 
 
 _default: Context | None = None

@@ -391,10 +391,7 @@ def _accumulate(target: Tensor, labels: Labels, expr: Sum) -> None:
         else:
             a, b = term.factors
             plan = plan_for(Labelled(target, labels), term)
-            run = _core.contract(
-                plan, term.coef, a.tensor._core, b.tensor._core, target._core, ctx.executor
-            )
-            ctx.record(plan, run)
+            ctx.contract(plan, term.coef, a.tensor._core, b.tensor._core, target._core)
 
 
 def plan_for(target: Labelled, term: Term) -> Any:

@@ -1,0 +1,243 @@
+"""Where the time went: the time decomposition of paper 000 (Fig. 12) and Chrome/Perfetto traces.
+
+Every contraction run charges each worker's time to one phase at a time (see
+``include/tilecc/trace.hpp``). A :class:`Decomposition` sums them in *wall-equivalent seconds*
+(worker-seconds divided by the number of workers), so that compute + permute + scheduling + idle
+is the wall time of the runs, and the inspector (serial: every other worker waits for it) adds
+its own wall time.
+
+A trace (``--trace PATH``) holds one row per worker with one slice per phase (fetch, permute,
+gemm, accumulate, wait), a row with one slice per contraction run and a row for the inspector. It
+opens in ui.perfetto.dev or chrome://tracing, and ``tilecc report`` reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tilecc import _core
+from tilecc.atomic import replaced_atomically
+
+PHASES: tuple[str, ...] = tuple(_core.phase_names())
+#: Rows of a trace beside the workers'.
+RUNS_ROW, INSPECTOR_ROW = 10_000, 10_001
+
+
+@dataclass
+class Decomposition:
+    """Seconds of wall time by what the workers did (worker-seconds / workers)."""
+
+    compute: float = 0.0  # GEMM
+    permute: float = 0.0  # operand permutations and output accumulation
+    scheduling: float = 0.0  # asking the policy for work: counters, queues, steals
+    idle: float = 0.0  # waiting: late start and load imbalance
+    inspector: float = 0.0  # building plans
+
+    def add_phases(self, worker_seconds: dict[str, float], workers: int) -> None:
+        scale = 1.0 / max(1, workers)
+        self.compute += scale * worker_seconds.get("gemm", 0.0)
+        self.permute += scale * (
+            worker_seconds.get("permute", 0.0) + worker_seconds.get("accumulate", 0.0)
+        )
+        self.scheduling += scale * worker_seconds.get("fetch", 0.0)
+        self.idle += scale * worker_seconds.get("wait", 0.0)
+
+    def add(self, other: Decomposition) -> None:
+        for name in self.as_dict():
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @property
+    def total(self) -> float:
+        return self.compute + self.permute + self.scheduling + self.idle + self.inspector
+
+    @property
+    def imbalance(self) -> float:
+        """Idle time as a fraction of the runs' wall time."""
+        runs = self.total - self.inspector
+        return self.idle / runs if runs > 0 else 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "compute": self.compute,
+            "permute": self.permute,
+            "scheduling": self.scheduling,
+            "idle": self.idle,
+            "inspector": self.inspector,
+        }
+
+
+@dataclass
+class _Run:
+    name: str
+    start: float
+    seconds: float
+    workers: int
+    tasks: int
+    shared_calls: int
+    events: dict[str, np.ndarray]
+
+
+@dataclass
+class TraceRecorder:
+    """Collects the phase slices of every contraction run of a Context, and writes them as a
+    Chrome trace."""
+
+    policy: str
+    threads: int
+    runs: list[_Run] = field(default_factory=list)
+    inspections: list[tuple[str, float, float]] = field(default_factory=list)
+
+    def add_run(self, name: str, run: dict[str, Any], events: dict[str, np.ndarray]) -> None:
+        self.runs.append(
+            _Run(
+                name,
+                float(run["start"]),
+                float(run["seconds"]),
+                self.threads,
+                int(run["tasks"]),
+                int(run["shared_calls"]),
+                events,
+            )
+        )
+
+    def add_inspection(self, name: str, start: float, seconds: float) -> None:
+        self.inspections.append((name, start, seconds))
+
+    def _events(self) -> Iterable[dict[str, Any]]:
+        starts = [r.start for r in self.runs] + [s for _, s, _ in self.inspections]
+        origin = min(starts, default=0.0)
+
+        def us(t: float) -> float:
+            return round((t - origin) * 1e6, 3)
+
+        yield {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "tilecc"}}
+        for w in range(self.threads):
+            yield {"ph": "M", "pid": 1, "tid": w, "name": "thread_name", "args": {"name": f"worker {w}"}}
+        for tid, label in ((RUNS_ROW, "contractions"), (INSPECTOR_ROW, "inspector")):
+            yield {"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": label}}
+        for index, r in enumerate(self.runs):
+            yield {
+                "ph": "X",
+                "pid": 1,
+                "tid": RUNS_ROW,
+                "name": r.name,
+                "cat": "run",
+                "ts": us(r.start),
+                "dur": round(r.seconds * 1e6, 3),
+                "args": {
+                    "run": index,
+                    "workers": r.workers,
+                    "tasks": r.tasks,
+                    "shared_calls": r.shared_calls,
+                    "policy": self.policy,
+                },
+            }
+            e = r.events
+            for worker, phase, task, start, end in zip(
+                e["worker"].tolist(),
+                e["phase"].tolist(),
+                e["task"].tolist(),
+                e["start"].tolist(),
+                e["end"].tolist(),
+            ):
+                yield {
+                    "ph": "X",
+                    "pid": 1,
+                    "tid": worker,
+                    "name": PHASES[phase],
+                    "cat": "phase",
+                    "ts": us(start),
+                    "dur": round((end - start) * 1e6, 3),
+                    "args": {"run": index, "task": task},
+                }
+        for name, start, seconds in self.inspections:
+            yield {
+                "ph": "X",
+                "pid": 1,
+                "tid": INSPECTOR_ROW,
+                "name": f"inspect {name}",
+                "cat": "inspector",
+                "ts": us(start),
+                "dur": round(seconds * 1e6, 3),
+            }
+
+    def write(self, path: Path) -> None:
+        """Write the trace atomically, one event per line."""
+        with replaced_atomically(path) as f:
+            f.write('{"displayTimeUnit": "ms", ')
+            meta = {"tilecc": _core.version(), "policy": self.policy, "threads": self.threads}
+            f.write(f'"otherData": {json.dumps(meta)}, "traceEvents": [\n')
+            first = True
+            for event in self._events():
+                f.write(("" if first else ",\n") + json.dumps(event))
+                first = False
+            f.write("\n]}\n")
+
+
+@dataclass
+class TraceSummary:
+    """What ``tilecc report`` reads back from a trace."""
+
+    threads: int
+    policy: str
+    per_contraction: dict[str, Decomposition]
+    per_worker: dict[int, dict[str, float]]  # worker -> phase -> seconds
+    slices: list[tuple[int, str, float, float]]  # worker, phase, start, duration (seconds)
+
+    @property
+    def total(self) -> Decomposition:
+        d = Decomposition()
+        for part in self.per_contraction.values():
+            d.add(part)
+        return d
+
+
+def read_trace(path: Path) -> TraceSummary:
+    """Read a trace written by :class:`TraceRecorder`; refuses anything else in one sentence."""
+    try:
+        data = json.loads(Path(path).read_text())
+        meta = data["otherData"]
+        events = data["traceEvents"]
+        threads, policy = int(meta["threads"]), str(meta["policy"])
+    except FileNotFoundError:
+        raise ValueError(f"cannot read the trace {path}: no such file.") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(
+            f"{path} is not a tilecc trace ({type(exc).__name__}: {exc}); write one with "
+            f"tilecc run ... --trace PATH."
+        ) from None
+    run_names: dict[int, str] = {}
+    run_workers: dict[int, int] = {}
+    per_run_phases: dict[int, dict[str, float]] = {}
+    per_worker: dict[int, dict[str, float]] = {w: dict.fromkeys(PHASES, 0.0) for w in range(threads)}
+    slices: list[tuple[int, str, float, float]] = []
+    inspector: dict[str, float] = {}
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        cat, dur = e.get("cat"), float(e["dur"]) * 1e-6
+        if cat == "run":
+            run_names[e["args"]["run"]] = e["name"]
+            run_workers[e["args"]["run"]] = int(e["args"]["workers"])
+        elif cat == "phase":
+            run = e["args"]["run"]
+            phases = per_run_phases.setdefault(run, dict.fromkeys(PHASES, 0.0))
+            phases[e["name"]] += dur
+            per_worker.setdefault(e["tid"], dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
+            slices.append((int(e["tid"]), e["name"], float(e["ts"]) * 1e-6, dur))
+        elif cat == "inspector":
+            name = e["name"].removeprefix("inspect ")
+            inspector[name] = inspector.get(name, 0.0) + dur
+    per_contraction: dict[str, Decomposition] = {}
+    for run, name in run_names.items():
+        d = per_contraction.setdefault(name, Decomposition())
+        d.add_phases(per_run_phases.get(run, {}), run_workers[run])
+    for name, seconds in inspector.items():
+        per_contraction.setdefault(name, Decomposition()).inspector += seconds
+    return TraceSummary(threads, policy, per_contraction, per_worker, slices)
