@@ -56,12 +56,24 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         checkpoint=args.checkpoint,
         restart=args.restart,
         bohr=args.bohr,
+        policy=args.policy,
+        quantum=args.quantum,
+        group_size=args.group_size,
+        refine=args.refine,
+        trace=args.trace,
     )
     try:
         run(opts, console)
     except NotConvergedError as exc:
         console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 3
+    return 0
+
+
+def _report(args: argparse.Namespace, console: Console) -> int:
+    from tilecc import report
+
+    report.run(args.trace, args.png, console)
     return 0
 
 
@@ -126,7 +138,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--restart", action="store_true", help="continue from --checkpoint")
     p.add_argument("--bohr", action="store_true", help="coordinates are in Bohr")
+    runtime = p.add_argument_group("runtime")
+    runtime.add_argument(
+        "--policy",
+        default="counter",
+        help="scheduling policy: tce, counter, static-block, static-lpt, buckets, steal",
+    )
+    runtime.add_argument(
+        "--quantum", type=_positive_int, default=1, help="tasks taken per counter fetch"
+    )
+    runtime.add_argument(
+        "--group-size",
+        type=_positive_int,
+        default=None,
+        help="workers per bucket (default: a NUMA domain or a core pair)",
+    )
+    runtime.add_argument(
+        "--refine",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="schedule each run of a plan with the task times measured in its last run",
+    )
+    runtime.add_argument(
+        "--trace", type=Path, help="write a Chrome/Perfetto trace of every contraction here"
+    )
     p.set_defaults(handler=_run)
+    p = sub.add_parser("report", help="time decomposition and charts from a trace")
+    p.add_argument("trace", type=Path, help="a trace written by tilecc run --trace")
+    p.add_argument("--png", type=Path, help="draw the worker timeline and load balance here")
+    p.set_defaults(handler=_report)
     p = sub.add_parser("demo", help="run and check a demonstration contraction")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads")
     p.set_defaults(handler=_demo)

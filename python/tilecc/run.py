@@ -14,7 +14,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from tilecc import _core
 from tilecc.atomic import replaced_atomically
+from tilecc.context import Context
+from tilecc.trace import Decomposition
 
 METHODS = ("ccd", "ccsd", "ccsd(t)", "drccd")
 AVAILABLE = METHODS
@@ -39,6 +42,11 @@ class RunOptions:
     checkpoint: Path | None = None
     restart: bool = False
     bohr: bool = False
+    policy: str = "counter"
+    quantum: int = 1
+    group_size: int | None = None
+    refine: bool = True
+    trace: Path | None = None
 
 
 class NotConvergedError(RuntimeError):
@@ -82,8 +90,22 @@ def validate(opts: RunOptions) -> None:
         raise ValueError("convergence thresholds must be positive numbers.")
     if opts.reference is not None and opts.reference not in ("rhf", "uhf", "rohf"):
         raise ValueError(f"unknown reference {opts.reference!r}; use rhf, uhf or rohf.")
+    policies = _core.policy_names()
+    if opts.policy not in policies:
+        raise ValueError(
+            f"unknown scheduling policy {opts.policy!r}; valid policies are: "
+            f"{', '.join(policies)}."
+        )
+    if opts.quantum < 1:
+        raise ValueError(f"--quantum must be a whole number of tasks >= 1, got {opts.quantum}.")
+    if opts.group_size is not None and opts.group_size < 1:
+        raise ValueError(
+            f"--group-size must be a whole number of workers >= 1, got {opts.group_size}."
+        )
     if opts.json is not None:
         check_writable(opts.json, "JSON results file")
+    if opts.trace is not None:
+        check_writable(opts.trace, "trace file")
     if opts.restart and opts.checkpoint is None:
         raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
     if opts.checkpoint is not None:
@@ -93,6 +115,58 @@ def validate(opts: RunOptions) -> None:
                 f"once with --checkpoint {opts.checkpoint} first."
             )
         check_writable(opts.checkpoint, "checkpoint")
+
+
+def runtime_summary(ctx: Context) -> dict[str, Any]:
+    """The runtime's account of the run: policy, counter calls, and where the time went (paper
+    000's decomposition), per contraction and in total, with the cost model's error."""
+    total = ctx.decomposition()
+    return {
+        "policy": ctx.policy,
+        "quantum": ctx.quantum,
+        "refine": ctx.refine,
+        "shared_calls_per_task": ctx.stats.shared_calls / max(1, ctx.stats.tasks),
+        "total": total.as_dict() | {"imbalance": total.imbalance},
+        "contractions": [
+            {
+                "expression": r.expression,
+                "calls": r.calls,
+                "tasks": r.tasks,
+                "flops": r.flops,
+                "shared_calls": r.shared_calls,
+                "model_error_median": r.model_error[0],
+                "model_error_p90": r.model_error[1],
+                "imbalance_per_call": r.imbalance,
+            }
+            | r.time.as_dict()
+            for r in ctx.contractions
+        ],
+    }
+
+
+def decomposition_table(ctx: Context, rows: int = 8) -> Table:
+    """Compute / permute / scheduling / idle / inspector seconds for the costliest contractions
+    and in total (every contraction is in the JSON results)."""
+    table = Table(title=f"where the time went, ms (policy {ctx.policy}, {ctx.threads} threads)")
+    table.add_column("contraction")
+    for name in ("compute", "permute", "sched.", "idle", "inspector", "model err."):
+        table.add_column(name, justify="right")
+
+    def add(name: str, d: Decomposition, error: str) -> None:
+        values = (d.compute, d.permute, d.scheduling, d.idle, d.inspector)
+        table.add_row(name, *(f"{1e3 * x:.1f}" for x in values), error)
+
+    records = ctx.contractions
+    for r in records[:rows]:
+        median = r.model_error[0]
+        add(r.expression, r.time, "" if median != median else f"{100 * median:.0f}%")
+    if len(records) > rows:
+        rest = Decomposition()
+        for r in records[rows:]:
+            rest.add(r.time)
+        add(f"... {len(records) - rows} more", rest, "")
+    add("total", ctx.decomposition(), "")
+    return table
 
 
 def run(opts: RunOptions, console: Console) -> dict[str, Any]:
@@ -150,6 +224,11 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         callback=show,
         checkpoint=opts.checkpoint,
         restart=opts.restart,
+        policy=opts.policy,
+        quantum=opts.quantum,
+        group_size=opts.group_size,
+        refine=opts.refine,
+        trace=opts.trace is not None,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()
@@ -208,6 +287,7 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             "plans_built": stats.plans_built,
             "plans_reused": stats.plans_reused,
         },
+        "runtime": runtime_summary(cc.context),
     }
     table = Table(title=f"{opts.method.upper()} / {opts.basis} on {opts.molecule.name}")
     table.add_column("quantity")
@@ -228,6 +308,10 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         f"{timings['scf']:.2f} / {timings['cc']:.2f} / {timings['inspector']:.3f} s",
     )
     console.print(table)
+    console.print(decomposition_table(cc.context))
+    if opts.trace is not None:
+        cc.context.write_trace(opts.trace)
+        console.print(f"trace written to {opts.trace} (open it in ui.perfetto.dev)")
     if opts.json is not None:
         write_json_atomically(opts.json, results)
     if not cc.converged:

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# The cost model's wisdom goes to a fresh file per test session, never the user's cache (tests that
+# exercise the wisdom file itself point TILECC_WISDOM elsewhere).
+os.environ.setdefault(
+    "TILECC_WISDOM", os.path.join(tempfile.mkdtemp(prefix="tilecc-tests-"), "wisdom.json")
+)
 
 # CI runs a fixed, derandomised set of examples; locally hypothesis explores (and prints the seed
 # of any failure, replayable with --hypothesis-seed).

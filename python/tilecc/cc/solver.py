@@ -46,6 +46,13 @@ class AmplitudeSolver:
     frozen: int | None = None
     tile: int = 16
     threads: int | None = None
+    #: Runtime: scheduling policy, tasks per counter fetch, workers per bucket, refinement from
+    #: measured task times, and whether to keep a trace (see tilecc.Context).
+    policy: str = "counter"
+    quantum: int = 1
+    group_size: int | None = None
+    refine: bool = True
+    trace: bool = False
     conv_tol: float = 1e-8
     conv_tol_normt: float = 1e-6
     max_cycle: int = 50
@@ -73,7 +80,16 @@ class AmplitudeSolver:
             raise ValueError(f"max_cycle must be at least 1, got {self.max_cycle}.")
         if self.restart and self.checkpoint is None:
             raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
-        self.context = Context() if self.threads is None else Context(threads=self.threads)
+        runtime: dict[str, Any] = {
+            "policy": self.policy,
+            "quantum": self.quantum,
+            "group_size": self.group_size,
+            "refine": self.refine,
+            "trace": self.trace,
+        }
+        if self.threads is not None:
+            runtime["threads"] = self.threads
+        self.context = Context(**runtime)
 
     @property
     def e_tot(self) -> float:

@@ -1,0 +1,114 @@
+"""``tilecc report TRACE [--png PATH]``: where the time of a traced run went.
+
+Prints the time decomposition (compute, permute, scheduling, idle, inspector) per contraction and
+in total, and each worker's time by phase; with ``--png``, draws a per-worker timeline and a
+load-balance bar chart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tilecc.trace import PHASES, Decomposition, TraceSummary, read_trace
+
+#: One colour per phase, the same in the timeline and the bars.
+COLOURS = {
+    "fetch": "#d62728",
+    "permute": "#ff7f0e",
+    "gemm": "#2ca02c",
+    "accumulate": "#9467bd",
+    "wait": "#c7c7c7",
+}
+
+
+def decomposition_table(summary: TraceSummary) -> Table:
+    table = Table(
+        title=f"time decomposition, ms (policy {summary.policy}, {summary.threads} workers)"
+    )
+    table.add_column("contraction")
+    for name in ("compute", "permute", "sched.", "idle", "inspector", "total"):
+        table.add_column(name, justify="right")
+
+    def add(name: str, d: Decomposition) -> None:
+        values = (d.compute, d.permute, d.scheduling, d.idle, d.inspector, d.total)
+        table.add_row(name, *(f"{1e3 * x:.2f}" for x in values))
+
+    ranked = sorted(summary.per_contraction.items(), key=lambda kv: kv[1].total, reverse=True)
+    for name, d in ranked:
+        add(name, d)
+    total = summary.total
+    add("total", total)
+    if total.total > 0:
+        shares = [100 * x / total.total for x in total.as_dict().values()]
+        table.add_row("share", *(f"{s:.1f}%" for s in shares), "100%")
+    return table
+
+
+def worker_table(summary: TraceSummary) -> Table:
+    table = Table(title="ms per worker and phase")
+    table.add_column("worker", justify="right")
+    for phase in PHASES:
+        table.add_column(phase, justify="right")
+    for worker, phases in sorted(summary.per_worker.items()):
+        table.add_row(str(worker), *(f"{1e3 * phases[p]:.2f}" for p in PHASES))
+    return table
+
+
+def draw(summary: TraceSummary, path: Path) -> None:
+    """A per-worker timeline (one bar per phase slice) above a load-balance chart (each worker's
+    seconds stacked by phase)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    workers = sorted(summary.per_worker)
+    fig, (timeline, bars) = plt.subplots(
+        2, 1, figsize=(11, 3 + 0.6 * len(workers)), gridspec_kw={"height_ratios": [2, 1]}
+    )
+    for phase in PHASES:
+        by_worker: dict[int, list[tuple[float, float]]] = {}
+        for worker, name, start, duration in summary.slices:
+            if name == phase:
+                by_worker.setdefault(worker, []).append((start, duration))
+        for worker, spans in by_worker.items():
+            timeline.broken_barh(spans, (worker - 0.4, 0.8), facecolors=COLOURS[phase])
+    timeline.set_yticks(workers, [f"worker {w}" for w in workers])
+    timeline.set_xlabel("seconds since the first traced event")
+    timeline.set_title(f"worker timeline (policy {summary.policy})")
+    bottom = [0.0] * len(workers)
+    for phase in PHASES:
+        heights = [summary.per_worker[w][phase] for w in workers]
+        bars.bar([str(w) for w in workers], heights, bottom=bottom, color=COLOURS[phase])
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    bars.set_xlabel("worker")
+    bars.set_ylabel("seconds")
+    bars.set_title("load balance")
+    fig.legend(
+        handles=[Patch(color=COLOURS[p], label=p) for p in PHASES],
+        loc="upper right",
+        ncol=len(PHASES),
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    from tilecc.atomic import replaced_atomically
+
+    with replaced_atomically(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
+    plt.close(fig)
+
+
+def run(trace: Path, png: Path | None, console: Console) -> None:
+    if png is not None:
+        from tilecc.run import check_writable
+
+        check_writable(png, "chart")
+    summary = read_trace(trace)
+    console.print(decomposition_table(summary))
+    console.print(worker_table(summary))
+    if png is not None:
+        draw(summary, png)
+        console.print(f"charts written to {png}")

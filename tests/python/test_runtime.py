@@ -1,0 +1,249 @@
+"""The inspector–executor runtime: policies give identical energies, the TCE baseline pays one
+counter fetch per loop tuple, refinement schedules with measured times, the time decomposition
+adds up, traces and reports are what they claim, and every bad runtime option is refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pyscf import gto, scf
+
+import tilecc
+from tilecc import _core, wisdom
+from tilecc.cc import GCCSD, RCCSD
+from tilecc.trace import PHASES, read_trace
+
+WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
+POLICIES = ("tce", "counter", "static-block", "static-lpt", "buckets", "steal")
+
+
+@pytest.fixture(scope="module")
+def water():
+    mol = gto.M(atom=str(WATER), basis="6-31g", symmetry=True, verbose=0)
+    return scf.RHF(mol).run(conv_tol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def water_cation():
+    mol = gto.M(atom=str(WATER), basis="6-31g", charge=1, spin=1, symmetry=True, verbose=0)
+    return scf.UHF(mol).run(conv_tol=1e-12)
+
+
+def ccsd(kind, mf, **options):
+    solver = kind(mf, tile=3, conv_tol=1e-11, conv_tol_normt=1e-8, **options)
+    return solver.run()
+
+
+def test_energies_do_not_depend_on_policy_threads_or_quantum(water):
+    reference = ccsd(RCCSD, water, threads=1).e_corr
+    for policy in POLICIES:
+        for threads, quantum in ((1, 1), (2, 1), (2, 3)):
+            e = ccsd(RCCSD, water, threads=threads, policy=policy, quantum=quantum).e_corr
+            assert abs(e - reference) < 1e-10, (policy, threads, quantum)
+
+
+def test_spin_orbital_energies_do_not_depend_on_policy(water_cation):
+    reference = ccsd(GCCSD, water_cation, threads=1).e_corr
+    for policy in ("tce", "buckets", "steal"):
+        e = ccsd(GCCSD, water_cation, threads=2, policy=policy, group_size=1).e_corr
+        assert abs(e - reference) < 1e-10, policy
+
+
+def test_a_slowed_worker_changes_nothing_but_time(water, monkeypatch):
+    reference = ccsd(RCCSD, water, threads=2, policy="static-lpt").e_corr
+    monkeypatch.setenv("TILECC_SLOW_WORKER", "1:2")
+    for policy in ("static-lpt", "steal"):
+        solver = ccsd(RCCSD, water, threads=2, policy=policy)
+        assert solver.context.executor.slow_worker == (1, 2.0)
+        assert abs(solver.e_corr - reference) < 1e-10
+
+
+def planned(policy: str, threads: int = 2, **options):
+    """A context and the plan of a ladder contraction on random spin-orbital tensors."""
+    ctx = tilecc.Context(threads=threads, policy=policy, **options)
+    o = tilecc.Space.spin_orbitals(irreps=[0, 1, 2, 3] * 2, tile=2, kind="occupied", name="o")
+    v = tilecc.Space.spin_orbitals(irreps=[0, 1, 2, 3] * 4, tile=3, kind="virtual", name="v")
+    sym = tilecc.antisymmetric_pairs(4)
+    t2 = tilecc.Tensor([o, o, v, v], symmetry=sym, name="t2", context=ctx)
+    w = tilecc.Tensor([v, v, v, v], symmetry=sym, name="w", context=ctx)
+    t2.fill_random_(seed=1)
+    w.fill_random_(seed=2)
+    r2 = tilecc.Tensor.like(t2, name="r2")
+    term = 0.5 * t2["ijcd"] * w["abcd"]
+    return ctx, r2, term, tilecc.plan_for(r2["ijab"], term)
+
+
+def test_tce_pays_a_counter_fetch_for_every_loop_tuple():
+    ctx, r2, term, plan = planned("tce")
+    _, _, _, inspector = planned("counter")
+    assert plan.layout == "tce" and inspector.layout == "inspector"
+    # Same work, but TCE keeps the null tuples the inspector dropped and never stacks blocks.
+    assert plan.executed_flops == inspector.executed_flops
+    assert plan.loop_tuples > plan.num_tasks >= inspector.num_tasks
+    r2["ijab"] += term
+    run = ctx.stats
+    # Exactly one fetch per loop tuple, plus each worker's fetch that found the loop done.
+    assert run.shared_calls == plan.loop_tuples + ctx.threads
+
+
+def test_refinement_schedules_with_the_measured_times():
+    ctx, r2, term, plan = planned("static-lpt")
+    assert list(plan.costs(True)) == list(plan.estimated_seconds)  # nothing measured yet
+    r2["ijab"] += term
+    measured = list(plan.measured_seconds)
+    assert len(measured) == plan.num_tasks and all(t > 0 for t in measured)
+    assert list(plan.costs(True)) == measured
+    assert list(plan.costs(False)) == list(plan.estimated_seconds)
+    error = plan.model_error()
+    assert error.tasks == plan.num_tasks and 0 <= error.median <= error.p90
+    assert "model error per task median" in plan.summary()
+    assert len(ctx.contractions[0].imbalance) == 1
+
+
+def test_phases_add_up_to_workers_times_wall():
+    ctx, r2, term, plan = planned("steal", threads=2)
+    a, b = term.factors
+    run = _core.contract(plan, 0.5, a.tensor._core, b.tensor._core, r2._core, ctx.executor)
+    assert set(run["phases"]) == set(PHASES)
+    assert sum(run["phases"].values()) == pytest.approx(2 * run["seconds"], rel=1e-9)
+    assert len(run["task_seconds"]) == plan.num_tasks
+
+
+def test_trace_has_a_row_per_worker_and_a_slice_per_phase(tmp_path):
+    ctx, r2, term, plan = planned("counter", threads=2, trace=True)
+    for _ in range(2):
+        r2["ijab"] += term
+    path = tmp_path / "trace.json"
+    ctx.write_trace(path)
+    data = json.loads(path.read_text())
+    slices = [e for e in data["traceEvents"] if e.get("cat") == "phase"]
+    assert {e["tid"] for e in slices} <= {0, 1}
+    assert {e["name"] for e in slices} <= set(PHASES)
+    # Every task of both runs has its gemm slice.
+    for run in (0, 1):
+        tasks = {e["args"]["task"] for e in slices if e["args"]["run"] == run}
+        assert tasks >= set(range(plan.num_tasks))
+    summary = read_trace(path)
+    total, expected = summary.total, ctx.decomposition()
+    for name, value in expected.as_dict().items():
+        assert getattr(total, name) == pytest.approx(value, abs=1e-5), name
+
+
+def tilecc_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tilecc.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_cli_trace_and_report(tmp_path):
+    trace, png, out = tmp_path / "t.json", tmp_path / "t.png", tmp_path / "r.json"
+    run = tilecc_cli(
+        "run", str(WATER), "--basis", "sto-3g", "--method", "ccsd", "--threads", "2",
+        "--policy", "buckets", "--no-refine", "--trace", str(trace), "--json", str(out),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "where the time went" in run.stdout
+    runtime = json.loads(out.read_text())["runtime"]
+    assert runtime["policy"] == "buckets" and runtime["refine"] is False
+    assert {"compute", "permute", "scheduling", "idle", "inspector"} <= set(runtime["total"])
+    report = tilecc_cli("report", str(trace), "--png", str(png))
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "time decomposition" in report.stdout and "worker" in report.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--policy", "fifo"), "valid policies are: buckets, counter, static-block"),
+        (("--quantum", "0"), "--quantum"),
+        (("--group-size", "0"), "--group-size"),
+    ],
+)
+def test_cli_refuses_bad_runtime_options(args, message):
+    run = tilecc_cli("run", str(WATER), "--basis", "sto-3g", *args)
+    assert run.returncode == 2
+    assert message in run.stdout + run.stderr
+
+
+def test_report_refuses_what_is_not_a_trace(tmp_path):
+    bogus = tmp_path / "bogus.json"
+    bogus.write_text('{"hello": 1}')
+    run = tilecc_cli("report", str(bogus))
+    assert run.returncode == 2 and "is not a tilecc trace" in run.stdout
+
+
+def test_context_refuses_bad_options(monkeypatch):
+    with pytest.raises(ValueError, match="valid policies are: buckets, counter"):
+        tilecc.Context(threads=1, policy="round-robin")
+    with pytest.raises(ValueError, match="quantum"):
+        tilecc.Context(threads=1, quantum=0)
+    with pytest.raises(ValueError, match="group_size"):
+        tilecc.Context(threads=1, policy="buckets", group_size=0)
+    for spec in ("fast", "0:", "x:2", "0:0.5", "-1:3"):
+        monkeypatch.setenv("TILECC_SLOW_WORKER", spec)
+        with pytest.raises(ValueError, match="TILECC_SLOW_WORKER must be WORKER:FACTOR"):
+            tilecc.Context(threads=2)
+
+
+@pytest.fixture
+def fresh_wisdom(tmp_path, monkeypatch):
+    path = tmp_path / "wisdom.json"
+    monkeypatch.setenv("TILECC_WISDOM", str(path))
+    wisdom.forget()
+    yield path
+    wisdom.forget()
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{not json", '{"format": "someone-else", "entries": {}}', "[1, 2, 3]", "\x00\xff"],
+)
+def test_corrupt_or_foreign_wisdom_is_ignored_and_rebuilt(fresh_wisdom, content):
+    fresh_wisdom.write_text(content)
+    with pytest.warns(RuntimeWarning, match="ignoring the wisdom file"):
+        model = wisdom.cost_model()
+    assert model.gemm_seconds(64, 64, 64) > 0
+    rebuilt = json.loads(fresh_wisdom.read_text())
+    assert rebuilt["format"] == wisdom.FORMAT and wisdom.machine_key() in rebuilt["entries"]
+
+
+def test_invalid_wisdom_entry_is_recalibrated(fresh_wisdom):
+    fresh_wisdom.write_text(
+        json.dumps(
+            {
+                "format": wisdom.FORMAT,
+                "version": wisdom.VERSION,
+                "entries": {wisdom.machine_key(): {"gemm": [float("nan")] * 10, "permute": []}},
+            }
+        )
+    )
+    with pytest.warns(RuntimeWarning, match="invalid entry"):
+        wisdom.cost_model()
+    entry = json.loads(fresh_wisdom.read_text())["entries"][wisdom.machine_key()]
+    assert all(np.isfinite(entry["gemm"])) and len(entry["permute"]) == 6
+
+
+def test_wisdom_is_calibrated_once_and_then_trusted(fresh_wisdom, monkeypatch):
+    first = wisdom.cost_model()
+    wisdom.forget()
+
+    def no_calibration() -> dict:
+        raise AssertionError("calibrated again although the wisdom file has an entry")
+
+    monkeypatch.setattr(wisdom, "calibrate", no_calibration)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = wisdom.cost_model()
+    assert list(again.gemm) == list(first.gemm)
+    # The model ranks work sensibly: more flops, more time; a transpose costs more than a copy.
+    assert again.gemm_seconds(128, 128, 128) > again.gemm_seconds(16, 16, 16)
+    assert again.permute_seconds([16, 16, 16, 16], [3, 2, 1, 0]) > again.permute_seconds(
+        [16, 16, 16, 16], [0, 1, 2, 3]
+    )
