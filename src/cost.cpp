@@ -57,7 +57,7 @@ PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes) 
   while (kept > 0 && axes[static_cast<std::size_t>(kept - 1)] == kept - 1) --kept;
   p.run = 1;
   for (int k = kept; k < rank; ++k) p.run *= extents[k];
-  p.kind = kept == 0 ? PermuteKind::copy
+  p.kind = kept == 0     ? PermuteKind::copy
            : kept < rank ? PermuteKind::inner_kept
                          : PermuteKind::transpose;
   return p;
@@ -95,9 +95,9 @@ std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shape
   ColdPool pool;
   std::vector<double> seconds;
   for (const auto& [m, n, k] : shapes) {
-    TILECC_CHECK(m > 0 && n > 0 && k > 0 &&
-                     m * k + k * n + m * n < static_cast<extent_t>(ColdPool::doubles),
-                 "time_gemms: extents must be positive and the operands fit in 64 MiB.");
+    TILECC_CHECK(
+        m > 0 && n > 0 && k > 0 && m * k + k * n + m * n < static_cast<extent_t>(ColdPool::doubles),
+        "time_gemms: extents must be positive and the operands fit in 64 MiB.");
     seconds.push_back(median_seconds(repeats, [&] {
       const double* a = pool.take(m * k);
       const double* b = pool.take(k * n);

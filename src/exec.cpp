@@ -6,6 +6,27 @@
 #include "tilecc/error.hpp"
 
 namespace tilecc {
+namespace {
+
+// Spin up to this long for `ready()` before sleeping (OpenMP runtimes do the same): the next
+// contraction usually starts within it, and a spinning worker starts in well under a microsecond.
+constexpr double spin_seconds = 100e-6;
+
+template <class Ready>
+bool spin_until(Ready&& ready) {
+  const double until = clock_seconds() + spin_seconds;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (clock_seconds() > until) return ready();
+  }
+}
+
+}  // namespace
 
 SlowWorker SlowWorker::parse(const std::string& text) {
   SlowWorker slow;
@@ -45,6 +66,7 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
   policy_ = make_policy(policy, options);
   workspaces_.resize(static_cast<std::size_t>(threads));
   timelines_.resize(static_cast<std::size_t>(threads));
+  spin_ = hw == 0 || threads <= hw;
   for (int w = 1; w < threads; ++w) pool_.emplace_back([this, w] { worker_loop(w); });
 }
 
@@ -102,16 +124,19 @@ void Executor::work(int worker) {
 void Executor::worker_loop(int worker) {
   std::uint64_t seen = 0;
   for (;;) {
-    {
+    if (!spin_ || !spin_until([&] { return generation_.load() != seen; })) {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
+      wake_.wait(lock, [&] { return stopping_ || generation_.load() != seen; });
     }
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    seen = generation_.load();
     work(worker);
     {
       std::lock_guard lock(mutex_);
-      --active_;
+      active_.fetch_sub(1);
     }
     done_.notify_one();
   }
@@ -169,14 +194,17 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   {
     std::lock_guard lock(mutex_);
     body_ = &body;
-    active_ = threads_ - 1;
-    ++generation_;
+    active_.store(threads_ - 1);
+    generation_.fetch_add(1);
   }
   wake_.notify_all();
   work(0);
-  {
+  if (!spin_ || !spin_until([&] { return active_.load() == 0; })) {
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return active_ == 0; });
+    done_.wait(lock, [&] { return active_.load() == 0; });
+  }
+  {
+    std::lock_guard lock(mutex_);
     body_ = nullptr;
   }
   RunStats stats = collect(tasks, start);

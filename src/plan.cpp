@@ -231,38 +231,34 @@ void ContractionPlan::build() {
           sc.space(static_cast<int>(p)).tile(tc[p]).extent;
     std::fill(u.begin(), u.end(), 0);
     for (;;) {
+      for (std::size_t p = 0; p < src_a.size(); ++p)
+        ta[p] = src_a[p] >= 0 ? tc[src_a[p]] : u[static_cast<std::size_t>(~src_a[p])];
+      for (std::size_t p = 0; p < src_b.size(); ++p)
+        tb[p] = src_b[p] >= 0 ? tc[src_b[p]] : u[static_cast<std::size_t>(~src_b[p])];
+      // Spin and irreps reject most tuples, and cost less to test than the H-orbit.
+      bool canonical = sa.allowed(ta.data()) && sb.allowed(tb.data());
       // Keep one tuple per H-orbit (the smallest), weighted by the orbit's size.
-      bool canonical = true;
       int stabiliser = 0;
-      for (const std::vector<int>& rho : h) {
-        for (std::size_t q = 0; q < nk; ++q) image[q] = u[static_cast<std::size_t>(rho[q])];
-        if (std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end())) {
-          canonical = false;
-          break;
-        }
+      for (std::size_t r = 0; canonical && r < h.size(); ++r) {
+        for (std::size_t q = 0; q < nk; ++q) image[q] = u[static_cast<std::size_t>(h[r][q])];
+        canonical = !std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end());
         stabiliser += image == u ? 1 : 0;
       }
       if (canonical) {
-        for (std::size_t p = 0; p < src_a.size(); ++p)
-          ta[p] = src_a[p] >= 0 ? tc[src_a[p]] : u[static_cast<std::size_t>(~src_a[p])];
-        for (std::size_t p = 0; p < src_b.size(); ++p)
-          tb[p] = src_b[p] >= 0 ? tc[src_b[p]] : u[static_cast<std::size_t>(~src_b[p])];
-        if (sa.allowed(ta.data()) && sb.allowed(tb.data())) {
-          const BlockRef ra = *sa.locate(ta.data());
-          const BlockRef rb = *sb.locate(tb.data());
-          Product pr;
-          pr.a_slot = ra.slot;
-          pr.b_slot = rb.slot;
-          pr.recipe = recipe_for(ra.axes, rb.axes);
-          pr.scale = ra.sign * rb.sign * static_cast<double>(h.size()) / stabiliser;
-          pr.k = 1;
-          for (std::size_t q = 0; q < nk; ++q) pr.k *= summed_space[q]->tile(u[q]).extent;
-          products_.push_back(pr);
-          const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-          permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
-          task.flops += 2.0 * static_cast<double>(task.member.m) * static_cast<double>(task.n) *
-                        static_cast<double>(pr.k);
-        }
+        const BlockRef ra = *sa.locate(ta.data());
+        const BlockRef rb = *sb.locate(tb.data());
+        Product pr;
+        pr.a_slot = ra.slot;
+        pr.b_slot = rb.slot;
+        pr.recipe = recipe_for(ra.axes, rb.axes);
+        pr.scale = ra.sign * rb.sign * static_cast<double>(h.size()) / stabiliser;
+        pr.k = 1;
+        for (std::size_t q = 0; q < nk; ++q) pr.k *= summed_space[q]->tile(u[q]).extent;
+        products_.push_back(pr);
+        const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
+        permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
+        task.flops += 2.0 * static_cast<double>(task.member.m) * static_cast<double>(task.n) *
+                      static_cast<double>(pr.k);
       }
       std::size_t q = nk;
       while (q > 0 && ++u[q - 1] == summed_space[q - 1]->num_tiles()) u[--q] = 0;
@@ -405,8 +401,7 @@ void ContractionPlan::estimate(const CostModel& model) {
       if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          seconds +=
-              permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
+          seconds += permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
         }
       } else if (lr.a.permute) {
         seconds += permute(sa, lead.a_slot, lr.a.axes);
@@ -446,7 +441,8 @@ ModelError ContractionPlan::model_error() const {
   if (errors.empty()) return e;
   std::sort(errors.begin(), errors.end());
   auto quantile = [&](double q) {
-    return errors[std::min(errors.size() - 1, static_cast<std::size_t>(q * static_cast<double>(errors.size())))];
+    return errors[std::min(errors.size() - 1,
+                           static_cast<std::size_t>(q * static_cast<double>(errors.size())))];
   };
   e.median = quantile(0.5);
   e.p90 = quantile(0.9);
@@ -468,9 +464,9 @@ std::string ContractionPlan::summary() const {
                 "%s: %zu %stasks (%zu loop tuples), %lld products, %.3g of %.3g dense "
                 "flops (%.1f%%), %lld operand permutations, output %s, scratch %.2f MiB/worker, "
                 "predicted %.3g ms of task time, inspector %.3g ms",
-                expression().c_str(), tasks_.size(), layout_ == PlanLayout::tce ? "TCE " : "", loop_.size(),
-                static_cast<long long>(products_.size()), executed_flops_, dense_flops_,
-                dense_flops_ > 0 ? 100.0 * executed_flops_ / dense_flops_ : 0.0,
+                expression().c_str(), tasks_.size(), layout_ == PlanLayout::tce ? "TCE " : "",
+                loop_.size(), static_cast<long long>(products_.size()), executed_flops_,
+                dense_flops_, dense_flops_ > 0 ? 100.0 * executed_flops_ / dense_flops_ : 0.0,
                 static_cast<long long>(permuted_operands_), out,
                 static_cast<double>(scratch_bytes_) / 1048576.0, predicted * 1e3,
                 inspector_seconds_ * 1e3);

@@ -106,8 +106,7 @@ int default_group_size(int workers) {
   // NUMA domains as Linux lists them; one domain (or no information) means core pairs.
   int domains = 0;
   std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.starts_with("node") && name.size() > 4 &&
         std::all_of(name.begin() + 4, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))

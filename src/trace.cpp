@@ -37,8 +37,6 @@ void WorkerTimeline::switch_to(Phase phase, task_id_t task, double now) {
   task_ = task;
 }
 
-void WorkerTimeline::finish(double end) {
-  switch_to(Phase::wait, -1, std::max(end, since_));
-}
+void WorkerTimeline::finish(double end) { switch_to(Phase::wait, -1, std::max(end, since_)); }
 
 }  // namespace tilecc

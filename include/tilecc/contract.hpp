@@ -15,8 +15,8 @@ struct ContractStats {
 /**
  * C += alpha * A * B as planned. Each task owns one canonical block of C, so tasks never write the
  * same memory and need no locks. The policy schedules with the plan's costs (the last measured
- * task times when `refine`, else the model's), and the measured times are kept in the plan. A, B and C must have the shapes the plan was made for, and C must
- * be a different tensor from A and B.
+ * task times when `refine`, else the model's), and the measured times are kept in the plan. A, B
+ * and C must have the shapes the plan was made for, and C must be a different tensor from A and B.
  *
  * @code
  *   ContractionPlan plan({c.shape_ptr(), {"i","j","a","b"}, "r2"}, {...}, {...});

@@ -1,5 +1,6 @@
 #pragma once
 /** @file Executor: a pool of workers that runs a plan's tasks in the order a policy decides. */
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -19,9 +20,9 @@ namespace tilecc {
 /** What one run of tasks cost. */
 struct RunStats {
   task_id_t tasks = 0;
-  double start = 0.0;               ///< steady-clock time the run began (clock_seconds())
-  double seconds = 0.0;             ///< wall time of the run
-  std::int64_t shared_calls = 0;    ///< the policy's counter fetches / steal attempts
+  double start = 0.0;                ///< steady-clock time the run began (clock_seconds())
+  double seconds = 0.0;              ///< wall time of the run
+  std::int64_t shared_calls = 0;     ///< the policy's counter fetches / steal attempts
   std::vector<PhaseSeconds> phases;  ///< per worker; each adds up to `seconds`
   std::vector<double> task_seconds;  ///< per task, measured (what refinement feeds back)
 };
@@ -101,8 +102,11 @@ class Executor {
   // The run in progress, shared with the pool.
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  std::uint64_t generation_ = 0;
-  int active_ = 0;
+  // Atomic so that waiting can spin briefly before it sleeps: contractions come in quick
+  // succession, and waking a sleeping thread costs microseconds per run.
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<int> active_{0};
+  bool spin_ = true;  ///< false when there are more workers than cores
   bool stopping_ = false;
   const Body* body_ = nullptr;
   std::atomic<bool> failed_{false};

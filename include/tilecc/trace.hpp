@@ -25,8 +25,7 @@ using PhaseSeconds = std::array<double, num_phases>;
 
 /** Seconds on the steady clock (the clock every trace timestamp uses). */
 inline double clock_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 /** One slice of a worker's time: a phase, for a task (-1 outside tasks), on the steady clock. */

@@ -153,12 +153,13 @@ void bind_contract(nb::module_& m) {
       .def_prop_ro("loop_tuples", [](const ContractionPlan& p) { return p.loop().size(); })
       .def_prop_ro("estimated_seconds", &ContractionPlan::estimated_seconds)
       .def_prop_ro("measured_seconds", &ContractionPlan::measured_seconds)
-      .def("costs",
-           [](const ContractionPlan& p, bool refine) {
-             const auto c = p.costs(refine);
-             return std::vector<double>(c.begin(), c.end());
-           },
-           nb::arg("refine"))
+      .def(
+          "costs",
+          [](const ContractionPlan& p, bool refine) {
+            const auto c = p.costs(refine);
+            return std::vector<double>(c.begin(), c.end());
+          },
+          nb::arg("refine"))
       .def("estimate", &ContractionPlan::estimate, nb::arg("model"))
       .def("model_error", &ContractionPlan::model_error)
       .def_prop_ro("expression", &ContractionPlan::expression)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tilecc import _core, wisdom
 from tilecc.trace import Decomposition, TraceRecorder
 
@@ -44,6 +46,8 @@ class ContextStats:
     plans_built: int = 0
     plans_reused: int = 0
     shared_calls: int = 0
+    #: Measured time inside tasks, summed over every task run (the "ideal" is this / threads).
+    task_seconds: float = 0.0
 
 
 @dataclass
@@ -98,6 +102,38 @@ class Context:
     stats: ContextStats = field(default_factory=ContextStats, init=False)
 
     def __post_init__(self) -> None:
+        self._start_runtime()
+        self._plans: dict[tuple[object, ...], _PlanEntry] = {}
+        self._records: dict[int, ContractionRecord] = {}  # id(plan) -> record; plans stay cached
+        self._model: Any = None
+        # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)
+        self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
+
+    def reconfigure(self, **runtime: Any) -> None:
+        """Change runtime options (``threads``, ``policy``, ``quantum``, ``group_size``,
+        ``refine``, ``trace``, ``blas_parallel_task_flops``; ``$TILECC_SLOW_WORKER`` is read
+        again) for the tensors already in this context: the executor is rebuilt, and plans and
+        statistics start afresh, so that policies can be compared on the same tensors."""
+        unknown = set(runtime) - {
+            "threads", "policy", "quantum", "group_size", "refine", "trace",
+            "blas_parallel_task_flops",
+        }  # fmt: skip
+        if unknown:
+            raise ValueError(f"unknown runtime option(s) {', '.join(sorted(unknown))}.")
+        previous = {name: getattr(self, name) for name in runtime}
+        for name, value in runtime.items():
+            setattr(self, name, value)
+        try:
+            self._start_runtime()
+        except ValueError:
+            for name, value in previous.items():
+                setattr(self, name, value)
+            raise
+        self._plans.clear()
+        self._records.clear()
+        self.stats = ContextStats()
+
+    def _start_runtime(self) -> None:
         if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
             raise ValueError(f"threads must be a whole number >= 1, got {self.threads!r}.")
         if isinstance(self.quantum, bool) or not isinstance(self.quantum, int) or self.quantum < 1:
@@ -127,11 +163,6 @@ class Context:
         )
         self._executor.tracing = self.trace
         self._recorder = TraceRecorder(self.policy, self.threads) if self.trace else None
-        self._plans: dict[tuple[object, ...], _PlanEntry] = {}
-        self._records: dict[int, ContractionRecord] = {}  # id(plan) -> record; plans stay cached
-        self._model: Any = None
-        # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)
-        self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
 
     @property
     def executor(self) -> Any:
@@ -204,6 +235,7 @@ class Context:
         self.stats.dense_flops += plan.dense_flops
         self.stats.seconds += float(run["seconds"])
         self.stats.shared_calls += int(run["shared_calls"])
+        self.stats.task_seconds += float(np.sum(run["task_seconds"]))
         record = self._record_of(plan)
         record.calls += 1
         record.tasks += int(run["tasks"])
@@ -238,6 +270,21 @@ class Context:
         for record in self.contractions:
             total.add(record.time)
         return total
+
+    def model_error(self) -> tuple[float, float]:
+        """Median and 90th percentile of |predicted - measured| / measured over every task of
+        every plan's last run (nan before any run)."""
+        errors = []
+        for entry in self._plans.values():
+            measured = np.asarray(entry.plan.measured_seconds)
+            if measured.size:
+                predicted = np.asarray(entry.plan.estimated_seconds)
+                ok = measured > 0
+                errors.append(np.abs(predicted[ok] - measured[ok]) / measured[ok])
+        if not errors:
+            return float("nan"), float("nan")
+        pooled = np.concatenate(errors)
+        return float(np.median(pooled)), float(np.quantile(pooled, 0.9))
 
     def write_trace(self, path: Path) -> None:
         """Write the Chrome/Perfetto trace of every contraction run so far (needs trace=True)."""

@@ -93,8 +93,7 @@ def validate(opts: RunOptions) -> None:
     policies = _core.policy_names()
     if opts.policy not in policies:
         raise ValueError(
-            f"unknown scheduling policy {opts.policy!r}; valid policies are: "
-            f"{', '.join(policies)}."
+            f"unknown scheduling policy {opts.policy!r}; valid policies are: {', '.join(policies)}."
         )
     if opts.quantum < 1:
         raise ValueError(f"--quantum must be a whole number of tasks >= 1, got {opts.quantum}.")

@@ -118,7 +118,13 @@ class TraceRecorder:
 
         yield {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "tilecc"}}
         for w in range(self.threads):
-            yield {"ph": "M", "pid": 1, "tid": w, "name": "thread_name", "args": {"name": f"worker {w}"}}
+            yield {
+                "ph": "M",
+                "pid": 1,
+                "tid": w,
+                "name": "thread_name",
+                "args": {"name": f"worker {w}"},
+            }
         for tid, label in ((RUNS_ROW, "contractions"), (INSPECTOR_ROW, "inspector")):
             yield {"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": label}}
         for index, r in enumerate(self.runs):
@@ -215,7 +221,9 @@ def read_trace(path: Path) -> TraceSummary:
     run_names: dict[int, str] = {}
     run_workers: dict[int, int] = {}
     per_run_phases: dict[int, dict[str, float]] = {}
-    per_worker: dict[int, dict[str, float]] = {w: dict.fromkeys(PHASES, 0.0) for w in range(threads)}
+    per_worker: dict[int, dict[str, float]] = {
+        w: dict.fromkeys(PHASES, 0.0) for w in range(threads)
+    }
     slices: list[tuple[int, str, float, float]] = []
     inspector: dict[str, float] = {}
     for e in events:

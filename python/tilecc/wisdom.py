@@ -123,8 +123,10 @@ def _valid_entry(entry: Any) -> bool:
             and all(isinstance(x, int | float) and math.isfinite(x) for x in value)
         )
 
-    return isinstance(entry, dict) and numbers(entry.get("gemm"), 10) and numbers(
-        entry.get("permute"), 6
+    return (
+        isinstance(entry, dict)
+        and numbers(entry.get("gemm"), 10)
+        and numbers(entry.get("permute"), 6)
     )
 
 

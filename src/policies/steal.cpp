@@ -48,8 +48,8 @@ class StealPolicy final : public SchedulePolicy {
   struct Deque {
     alignas(64) std::mutex mutex;
     std::vector<task_id_t> items;
-    std::size_t head = 0, tail = 0;        // tasks [head, tail) remain; guarded by mutex
-    std::atomic<std::int64_t> size{0};     // tail - head, readable without the lock
+    std::size_t head = 0, tail = 0;     // tasks [head, tail) remain; guarded by mutex
+    std::atomic<std::int64_t> size{0};  // tail - head, readable without the lock
   };
 
   // Move the back half of the fullest other deque into `own` (empty); false when all are empty.

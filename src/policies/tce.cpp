@@ -30,7 +30,8 @@ class TcePolicy final : public SchedulePolicy {
       calls_.fetch_add(1, std::memory_order_relaxed);
       const task_id_t n = next_.fetch_add(1, std::memory_order_relaxed);
       if (n >= size) return {};
-      if (loop_[static_cast<std::size_t>(n)] >= 0) return loop_.subspan(static_cast<std::size_t>(n), 1);
+      if (loop_[static_cast<std::size_t>(n)] >= 0)
+        return loop_.subspan(static_cast<std::size_t>(n), 1);
     }
   }
 

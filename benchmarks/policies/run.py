@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Scheduling policies compared on the same work: time relative to NWChem's TCE baseline.
+
+    python benchmarks/policies/run.py [--json PATH] [--tiles 8 16 32 64] [--scale 4] [--repeats 3]
+
+For one CCSD iteration of N2/cc-pVTZ in D2h, one of methanol/cc-pVDZ without symmetry and paper
+004's CCD sub-computation, at every tile size, policy, 1 and 2 threads, and 2 threads with worker 0
+slowed three times (TILECC_SLOW_WORKER=0:3): the first iteration builds the plans (inspector time)
+and runs on the cost model's predictions; the next iterations reuse the plans, refined with the
+measured task times, and the best of them is reported. Times are the engine's (the contractions'
+wall time; the Python between contractions is the same for every policy). Contractions always run
+through the policy here (no threaded-BLAS shortcut for very large tasks).
+
+Columns: engine ms; time / tce's in the same configuration; time / ideal (total task time divided
+by the workers); imbalance (idle fraction) of the first and of the refined iteration; shared
+counter or steal calls per task; the cost model's median error per task; inspector time over one
+iteration. The lines after the table are the figures issue 3 asks for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from rich.console import Console
+from rich.table import Table
+from workloads import workloads
+
+import tilecc
+from tilecc import measure
+
+POLICIES = ("tce", "counter", "static-block", "static-lpt", "buckets", "steal")
+INSPECTOR_POLICIES = POLICIES[1:]
+# (threads, slowed worker)
+SETTINGS = ((1, ""), (2, ""), (2, "0:3"))
+
+
+@dataclass
+class Result:
+    workload: str
+    tile: int
+    threads: int
+    slow: str
+    policy: str
+    engine: float  # seconds of contraction wall time in the best refined iteration
+    ideal: float  # task time / workers in that iteration
+    imbalance_first: float
+    imbalance_refined: float
+    calls_per_task: float
+    model_error: float
+    inspector: float  # seconds building plans (first iteration)
+    iteration: float  # wall seconds of the best refined iteration (Python included)
+    relative_to_tce: float = float("nan")
+
+
+def engine_seconds(ctx: tilecc.Context) -> tuple[float, float, float, int, int]:
+    """(engine wall, idle, task seconds, tasks, shared calls) so far in ctx."""
+    d = ctx.decomposition()
+    s = ctx.stats
+    return d.total - d.inspector, d.idle, s.task_seconds, s.tasks, s.shared_calls
+
+
+def measure_one(
+    iteration: Callable[[], None], ctx: tilecc.Context, repeats: int
+) -> tuple[float, float, float, float, float, float, float, float]:
+    iteration()  # builds the plans; scheduled on the model's predictions
+    engine, idle, _, _, _ = engine_seconds(ctx)
+    first_imbalance = idle / engine if engine > 0 else 0.0
+    inspector = ctx.stats.inspector_seconds
+    model_error = ctx.model_error()[0]
+    best: tuple[float, float, float, float, float] | None = None
+    for _ in range(repeats):
+        before = engine_seconds(ctx)
+        start = time.perf_counter()
+        iteration()
+        wall = time.perf_counter() - start
+        after = engine_seconds(ctx)
+        e, i, task, tasks, calls = (x - y for x, y in zip(after, before))
+        sample = (e, task / ctx.threads, i / e if e > 0 else 0.0, calls / max(1, tasks), wall)
+        if best is None or sample[0] < best[0]:
+            best = sample
+    assert best is not None
+    e, ideal, imbalance, calls, wall = best
+    return e, ideal, first_imbalance, imbalance, calls, model_error, inspector, wall
+
+
+def run(tiles: list[int], scale: int, repeats: int, console: Console) -> list[Result]:
+    results: list[Result] = []
+    for work in workloads(scale):
+        for tile in tiles:
+            console.print(f"[dim]{work.name}, tile {tile}[/dim]")
+            ctx = work.prepare(tile)
+            for threads, slow in SETTINGS:
+                os.environ["TILECC_SLOW_WORKER"] = slow
+                for policy in POLICIES:
+                    ctx.reconfigure(threads=threads, policy=policy, blas_parallel_task_flops=0)
+                    values = measure_one(work.iteration, ctx, repeats)
+                    results.append(Result(work.name, tile, threads, slow, policy, *values))
+                base = next(
+                    r.engine
+                    for r in results
+                    if (r.workload, r.tile, r.threads, r.slow, r.policy)
+                    == (work.name, tile, threads, slow, "tce")
+                )
+                for r in results[-len(POLICIES) :]:
+                    r.relative_to_tce = r.engine / base
+    os.environ.pop("TILECC_SLOW_WORKER", None)
+    return results
+
+
+def table(results: list[Result]) -> Table:
+    t = Table(title="scheduling policies (engine time of one refined iteration)")
+    for name in ("workload", "tile", "thr.", "slow", "policy", "ms", "/tce", "/ideal"):
+        t.add_column(name, justify="left" if name in ("workload", "policy") else "right")
+    for name in ("imbal. 1st→ref.", "calls/task", "model err.", "insp./iter."):
+        t.add_column(name, justify="right")
+    for r in results:
+        t.add_row(
+            r.workload.split(" ")[0],
+            str(r.tile),
+            str(r.threads),
+            r.slow or "-",
+            r.policy,
+            f"{1e3 * r.engine:.1f}",
+            f"{r.relative_to_tce:.2f}",
+            f"{r.engine / r.ideal:.2f}" if r.ideal > 0 else "-",
+            f"{r.imbalance_first:.2f}→{r.imbalance_refined:.2f}",
+            f"{r.calls_per_task:.2f}",
+            f"{100 * r.model_error:.0f}%",
+            f"{100 * r.inspector / r.iteration:.1f}%",
+        )
+    return t
+
+
+def targets(results: list[Result], console: Console) -> None:
+    """The figures issue 3 holds the runtime to."""
+
+    def select(**match: object) -> list[Result]:
+        return [r for r in results if all(getattr(r, k) == v for k, v in match.items())]
+
+    symmetric = results[0].workload
+    for threads in (1, 2):
+        rows = select(
+            workload=symmetric, tile=min(r.tile for r in results), threads=threads, slow=""
+        )
+        speedups = {r.policy: 1.0 / r.relative_to_tce for r in rows if r.policy != "tce"}
+        if speedups:
+            worst = min(speedups, key=lambda p: speedups[p])
+            console.print(
+                f"{symmetric}, tile {rows[0].tile}, {threads} thread(s): inspector policies "
+                f"{min(speedups.values()):.2f}-{max(speedups.values()):.2f}x faster than tce "
+                f"(counter {speedups['counter']:.2f}x, slowest {worst}) [target >= 1.3x]"
+            )
+    for work in dict.fromkeys(r.workload for r in results):
+        for tile in sorted({r.tile for r in results}):
+            rows = select(workload=work, tile=tile, threads=2, slow="")
+            best = min(rows, key=lambda r: r.engine)
+            slow = {
+                r.policy: r.engine for r in select(workload=work, tile=tile, threads=2, slow="0:3")
+            }
+            dynamic = min(slow["buckets"], slow["steal"])
+            console.print(
+                f"{work}, tile {tile}: best ({best.policy}) at {best.engine / best.ideal:.3f}x the "
+                f"ideal on 2 threads [target <= 1.05]; slowed worker: best of buckets/steal "
+                f"{slow['static-lpt'] / dynamic:.2f}x faster than static-lpt [target >= 1.25]"
+            )
+    tile16 = select(workload=symmetric, tile=16, threads=1, slow="", policy="counter")
+    for r in tile16:
+        console.print(
+            f"{symmetric}, tile 16: inspector {1e3 * r.inspector:.1f} ms = "
+            f"{100 * r.inspector / r.iteration:.1f}% of one iteration [target < 5%]"
+        )
+    refined = [r for r in results if r.threads == 2 and r.policy in INSPECTOR_POLICIES]
+    if refined:
+        console.print(
+            f"imbalance on 2 threads, first -> refined iteration (mean over inspector policies "
+            f"and configurations): {statistics.mean(r.imbalance_first for r in refined):.3f} -> "
+            f"{statistics.mean(r.imbalance_refined for r in refined):.3f}"
+        )
+    errors = [r.model_error for r in results if r.threads == 1 and r.model_error == r.model_error]
+    console.print(
+        f"cost model: median error per task {100 * statistics.median(errors):.0f}% "
+        f"(median over 1-thread runs; range {100 * min(errors):.0f}-{100 * max(errors):.0f}%) "
+        f"[target < 20%]"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--json", type=Path, help="write JSON-lines records here")
+    parser.add_argument("--tiles", type=int, nargs="+", default=[8, 16, 32, 64])
+    parser.add_argument("--scale", type=int, default=4, help="divide paper 004's segments by this")
+    parser.add_argument("--repeats", type=int, default=3, help="refined iterations timed")
+    args = parser.parse_args()
+    console = Console(width=160)
+    # The summary lines hold literal [brackets]; print them as text, not rich markup.
+    console.print = functools.partial(console.print, markup=False)  # type: ignore[method-assign]
+    if args.json is not None:
+        from tilecc.run import check_writable
+
+        check_writable(args.json, "JSON records file")
+    results = run(args.tiles, args.scale, args.repeats, console)
+    console.print(table(results))
+    targets(results, console)
+    if args.json is not None:
+        measure.write_json_lines(args.json, (vars(r) for r in results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
