@@ -471,6 +471,7 @@ std::string ContractionPlan::summary() const {
                 static_cast<double>(scratch_bytes_) / 1048576.0, predicted * 1e3,
                 inspector_seconds_ * 1e3);
   std::string text = buf;
+  if (!policy_.empty()) text += ", policy " + policy_;
   if (const ModelError e = model_error(); e.tasks > 0) {
     std::snprintf(buf, sizeof buf, ", model error per task median %.0f%% p90 %.0f%%",
                   100.0 * e.median, 100.0 * e.p90);

@@ -15,7 +15,7 @@ import tilecc
 from tilecc.cc import RCCSD
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "ccsd"))
-from molecules import METHANOL, NITROGEN  # noqa: E402
+from molecules import METHANOL, NITROGEN
 
 
 @dataclass

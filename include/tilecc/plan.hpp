@@ -115,6 +115,10 @@ class ContractionPlan {
   const std::vector<Product>& products() const { return products_; }
   const std::vector<Recipe>& recipes() const { return recipes_; }
   PlanLayout layout() const { return layout_; }
+  /** The policy that will schedule the plan, for its summary (the plan itself does not depend on
+   *  it beyond the layout). */
+  void set_policy_name(std::string name) { policy_ = std::move(name); }
+  const std::string& policy_name() const { return policy_; }
   /** For PlanLayout::tce: every output tile tuple the TCE loop nest visits (canonical under the
    *  output's permutational symmetry), in loop order, holding its task or -1 when it is null. */
   const std::vector<task_id_t>& loop() const { return loop_; }
@@ -165,6 +169,7 @@ class ContractionPlan {
 
   Operand c_, a_, b_;
   PlanLayout layout_;
+  std::string policy_;
   std::vector<Task> tasks_;
   std::vector<Member> members_;
   std::vector<Product> products_;

@@ -162,6 +162,7 @@ void bind_contract(nb::module_& m) {
           nb::arg("refine"))
       .def("estimate", &ContractionPlan::estimate, nb::arg("model"))
       .def("model_error", &ContractionPlan::model_error)
+      .def_prop_rw("policy", &ContractionPlan::policy_name, &ContractionPlan::set_policy_name)
       .def_prop_ro("expression", &ContractionPlan::expression)
       .def("summary", &ContractionPlan::summary);
 

@@ -213,6 +213,7 @@ class Context:
                 layout="tce" if self.policy == "tce" else "inspector",
                 model=model,
             )
+            plan.policy = self.policy
             entry = _PlanEntry(plan, ContractionRecord(plan.expression))
             entry.record.time.inspector += plan.inspector_seconds
             self._plans[key] = entry

@@ -168,7 +168,7 @@ def test_bad_runtime_options():
     with pytest.raises(
         ValueError,
         match=r"unknown scheduling policy 'fastest'; valid policies "
-        r"are: counter",
+        r"are: buckets, counter, static-block, static-lpt, steal, tce\.",
     ):
         tilecc.Context(threads=1, policy="fastest")
     with pytest.raises(ValueError, match=r"quantum .* must be a whole number >= 1, got 0"):
