@@ -97,7 +97,7 @@ def run(tiles: list[int], scale: int, repeats: int, console: Console) -> list[Re
     results: list[Result] = []
     for work in workloads(scale):
         for tile in tiles:
-            console.print(f"[dim]{work.name}, tile {tile}[/dim]")
+            console.print(f"{work.name}, tile {tile}", style="dim")
             ctx = work.prepare(tile)
             for threads, slow in SETTINGS:
                 os.environ["TILECC_SLOW_WORKER"] = slow
