@@ -1,7 +1,6 @@
 #include "tilecc/plan.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -9,13 +8,10 @@
 
 #include "detail/labels.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/trace.hpp"
 
 namespace tilecc {
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 LabelList concat(const LabelList& x, const LabelList& y) {
   LabelList r = x;
@@ -83,7 +79,7 @@ std::map<std::vector<int>, int> summed_symmetries(const Operand& op, const Label
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
                                  const CostModel& model)
     : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), layout_(layout) {
-  const double t0 = now();
+  const double t0 = clock_seconds();
   detail::check_labels(c_);
   detail::check_labels(a_);
   detail::check_labels(b_);
@@ -114,7 +110,7 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
   }
   build();
   estimate(model);
-  inspector_seconds_ = now() - t0;
+  inspector_seconds_ = clock_seconds() - t0;
 }
 
 void ContractionPlan::build() {

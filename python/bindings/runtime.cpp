@@ -7,7 +7,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include "bindings.hpp"
@@ -24,8 +23,21 @@ namespace nb = nanobind;
 namespace tilecc::python {
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+// A Python list of axes as the core's Axes, refused unless it is a permutation of 0..n-1.
+Axes axes_from(const std::vector<int>& axes, const char* what) {
+  const auto rank = static_cast<int>(axes.size());
+  TILECC_CHECK(rank <= max_rank, what, ": at most ", max_rank, " axes are supported, got ", rank,
+               ".");
+  Axes ax{};
+  std::vector<bool> seen(axes.size(), false);
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    TILECC_CHECK(axes[k] >= 0 && axes[k] < rank, what, ": axis ", axes[k], " is out of range.");
+    TILECC_CHECK(!seen[static_cast<std::size_t>(axes[k])], what, ": axis ", axes[k],
+                 " is listed twice.");
+    seen[static_cast<std::size_t>(axes[k])] = true;
+    ax[k] = static_cast<std::int8_t>(axes[k]);
+  }
+  return ax;
 }
 
 using ArrayIn = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
@@ -39,18 +51,10 @@ void permute_array(ArrayIn src, const std::vector<int>& axes, double alpha, doub
                    static_cast<int>(out.ndim()) == rank,
                "permute: axes must list every axis of the source once, with rank at most ",
                max_rank, ".");
+  const Axes ax = axes_from(axes, "permute");
   extent_t extents[max_rank];
-  Axes ax{};
-  std::vector<bool> seen(static_cast<std::size_t>(rank), false);
-  for (int k = 0; k < rank; ++k) {
+  for (int k = 0; k < rank; ++k)
     extents[k] = static_cast<extent_t>(src.shape(static_cast<std::size_t>(k)));
-    ax[static_cast<std::size_t>(k)] = static_cast<std::int8_t>(axes[static_cast<std::size_t>(k)]);
-    TILECC_CHECK(axes[static_cast<std::size_t>(k)] >= 0 && axes[static_cast<std::size_t>(k)] < rank,
-                 "permute: axis ", axes[static_cast<std::size_t>(k)], " is out of range.");
-    TILECC_CHECK(!seen[static_cast<std::size_t>(axes[static_cast<std::size_t>(k)])],
-                 "permute: axis ", axes[static_cast<std::size_t>(k)], " is listed twice.");
-    seen[static_cast<std::size_t>(axes[static_cast<std::size_t>(k)])] = true;
-  }
   for (int k = 0; k < rank; ++k)
     TILECC_CHECK(static_cast<extent_t>(out.shape(static_cast<std::size_t>(k))) ==
                      extents[ax[static_cast<std::size_t>(k)]],
@@ -69,7 +73,6 @@ void bind_runtime(nb::module_& m) {
   m.def("build_flags", &build_flags);
   m.def("permute_kernel_name", &kernels::permute_kernel_name);
   m.def("policy_names", &policy_names);
-  m.def("default_group_size", &default_group_size, nb::arg("workers"));
   m.def("clock_seconds", &clock_seconds);
   m.def("phase_names", [] {
     std::vector<std::string> names;
@@ -77,14 +80,6 @@ void bind_runtime(nb::module_& m) {
     return names;
   });
 
-  // Axes as a Python list -> the core's fixed-size Axes.
-  auto to_axes = [](const std::vector<int>& axes) {
-    TILECC_CHECK(axes.size() <= static_cast<std::size_t>(max_rank), "at most ", max_rank,
-                 " axes are supported, got ", axes.size(), ".");
-    Axes ax{};
-    for (std::size_t k = 0; k < axes.size(); ++k) ax[k] = static_cast<std::int8_t>(axes[k]);
-    return ax;
-  };
   nb::class_<CostModel>(m, "CostModel")
       .def(nb::init<>())
       .def_rw("gemm", &CostModel::gemm)
@@ -94,19 +89,20 @@ void bind_runtime(nb::module_& m) {
       .def("gemm_seconds", &CostModel::gemm_seconds, nb::arg("m"), nb::arg("n"), nb::arg("k"))
       .def(
           "permute_seconds",
-          [to_axes](const CostModel& model, const std::vector<extent_t>& extents,
-                    const std::vector<int>& axes) {
-            TILECC_CHECK(extents.size() == axes.size(), "give one axis per extent.");
+          [](const CostModel& model, const std::vector<extent_t>& extents,
+             const std::vector<int>& axes) {
+            TILECC_CHECK(extents.size() == axes.size(),
+                         "permute_seconds: give one axis per extent.");
             return model.permute_seconds(static_cast<int>(axes.size()), extents.data(),
-                                         to_axes(axes));
+                                         axes_from(axes, "permute_seconds"));
           },
           nb::arg("extents"), nb::arg("axes"));
   m.def(
       "permute_shape",
-      [to_axes](const std::vector<extent_t>& extents, const std::vector<int>& axes) {
-        TILECC_CHECK(extents.size() == axes.size(), "give one axis per extent.");
-        const PermuteShape p =
-            permute_shape(static_cast<int>(axes.size()), extents.data(), to_axes(axes));
+      [](const std::vector<extent_t>& extents, const std::vector<int>& axes) {
+        TILECC_CHECK(extents.size() == axes.size(), "permute_shape: give one axis per extent.");
+        const PermuteShape p = permute_shape(static_cast<int>(axes.size()), extents.data(),
+                                             axes_from(axes, "permute_shape"));
         return std::make_tuple(static_cast<int>(p.kind), p.elements, p.run);
       },
       nb::arg("extents"), nb::arg("axes"));
@@ -123,11 +119,9 @@ void bind_runtime(nb::module_& m) {
          int repeats) {
         std::vector<std::pair<std::vector<extent_t>, Axes>> converted;
         for (const auto& [extents, axes] : cases) {
-          TILECC_CHECK(axes.size() == extents.size() && axes.size() <= max_rank,
+          TILECC_CHECK(axes.size() == extents.size(),
                        "time_permutes: each case needs one axis per extent.");
-          Axes ax{};
-          for (std::size_t k = 0; k < axes.size(); ++k) ax[k] = static_cast<std::int8_t>(axes[k]);
-          converted.emplace_back(extents, ax);
+          converted.emplace_back(extents, axes_from(axes, "time_permutes"));
         }
         nb::gil_scoped_release release;
         return time_permutes(converted, repeats);
@@ -159,9 +153,9 @@ void bind_runtime(nb::module_& m) {
         // Best of the repeats: on a shared machine the best run is the one least disturbed.
         double seconds = 1e300;
         for (int r = 0; r < repeats; ++r) {
-          const double t0 = now();
+          const double t0 = clock_seconds();
           blas::gemm(false, false, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
-          seconds = std::min(seconds, now() - t0);
+          seconds = std::min(seconds, clock_seconds() - t0);
         }
         blas::set_threads(1);
         return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) /

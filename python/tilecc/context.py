@@ -114,12 +114,16 @@ class Context:
         ``refine``, ``trace``, ``blas_parallel_task_flops``; ``$TILECC_SLOW_WORKER`` is read
         again) for the tensors already in this context: the executor is rebuilt, and plans and
         statistics start afresh, so that policies can be compared on the same tensors."""
-        unknown = set(runtime) - {
+        valid = (
             "threads", "policy", "quantum", "group_size", "refine", "trace",
             "blas_parallel_task_flops",
-        }  # fmt: skip
+        )  # fmt: skip
+        unknown = set(runtime) - set(valid)
         if unknown:
-            raise ValueError(f"unknown runtime option(s) {', '.join(sorted(unknown))}.")
+            raise ValueError(
+                f"unknown runtime option(s) {', '.join(sorted(unknown))}; valid options are "
+                f"{', '.join(valid)}."
+            )
         previous = {name: getattr(self, name) for name in runtime}
         for name, value in runtime.items():
             setattr(self, name, value)

@@ -1,9 +1,12 @@
 """Helpers shared by tilecc's tests (and useful to anyone testing code built on tilecc): random
-spaces and tensors, and dense checks of sparsity and symmetry against NumPy."""
+spaces and tensors, dense checks of sparsity and symmetry against NumPy, and running the CLI."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -98,3 +101,14 @@ def assert_close(
     err = float(np.max(np.abs(actual - expected))) if expected.size else 0.0
     if err > rtol * scale:
         raise AssertionError(f"{what} differs from the reference by {err:.3g} (scale {scale:.3g})")
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``tilecc ARGS`` in a fresh interpreter, as a user runs it; output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "tilecc.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )

@@ -3,9 +3,9 @@
 The first time a process needs the cost model it looks in the wisdom file (``$TILECC_WISDOM``,
 default ``$XDG_CACHE_HOME/tilecc/wisdom.json`` or ``~/.cache/tilecc/wisdom.json``) for an entry
 keyed by this machine's CPU, this BLAS and this tilecc version. When there is none, a micro-
-benchmark of about a second times GEMMs and block permutations on one thread, fits the models of
-``include/tilecc/cost.hpp`` to the timings, and adds the entry. A file that is not valid wisdom is
-never trusted: it is reported in a warning and rebuilt.
+benchmark of well under a second times GEMMs and block permutations on one thread, fits the
+models of ``include/tilecc/cost.hpp`` to the timings, and adds the entry. A file that is not
+valid wisdom is never trusted: it is reported in a warning and rebuilt.
 """
 
 from __future__ import annotations

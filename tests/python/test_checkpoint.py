@@ -14,18 +14,14 @@ import numpy as np
 import pytest
 
 from tilecc.cc import checkpoint as ckpt
+from tilecc.testing import run_cli
 
 WATER = str(Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz")
 TIGHT = ["--conv-tol", "1e-12", "--conv-tol-normt", "1e-9"]
 
 
 def tilecc(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tilecc.cli", "run", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_cli("run", *args)
 
 
 def energy(path: Path) -> float:

@@ -4,25 +4,18 @@ ending in one sentence and a non-zero exit code."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from pyscf import cc, gto, scf
 
+from tilecc.testing import run_cli
+
 WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
 
 
-def tilecc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tilecc.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-    )
+tilecc = run_cli
 
 
 def water_rhf():

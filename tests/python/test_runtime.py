@@ -5,8 +5,6 @@ adds up, traces and reports are what they claim, and every bad runtime option is
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from pyscf import gto, scf
 import tilecc
 from tilecc import _core, wisdom
 from tilecc.cc import GCCSD, RCCSD
+from tilecc.testing import run_cli
 from tilecc.trace import PHASES, read_trace
 
 WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
@@ -137,15 +136,9 @@ def test_trace_has_a_row_per_worker_and_a_slice_per_phase(tmp_path):
         assert getattr(total, name) == pytest.approx(value, abs=1e-5), name
 
 
-def tilecc_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tilecc.cli", *args], capture_output=True, text=True, check=False
-    )
-
-
 def test_cli_trace_and_report(tmp_path):
     trace, png, out = tmp_path / "t.json", tmp_path / "t.png", tmp_path / "r.json"
-    run = tilecc_cli(
+    run = run_cli(
         "run", str(WATER), "--basis", "sto-3g", "--method", "ccsd", "--threads", "2",
         "--policy", "buckets", "--no-refine", "--trace", str(trace), "--json", str(out),
     )  # fmt: skip
@@ -154,7 +147,7 @@ def test_cli_trace_and_report(tmp_path):
     runtime = json.loads(out.read_text())["runtime"]
     assert runtime["policy"] == "buckets" and runtime["refine"] is False
     assert {"compute", "permute", "scheduling", "idle", "inspector"} <= set(runtime["total"])
-    report = tilecc_cli("report", str(trace), "--png", str(png))
+    report = run_cli("report", str(trace), "--png", str(png))
     assert report.returncode == 0, report.stdout + report.stderr
     assert "time decomposition" in report.stdout and "worker" in report.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -169,7 +162,7 @@ def test_cli_trace_and_report(tmp_path):
     ],
 )
 def test_cli_refuses_bad_runtime_options(args, message):
-    run = tilecc_cli("run", str(WATER), "--basis", "sto-3g", *args)
+    run = run_cli("run", str(WATER), "--basis", "sto-3g", *args)
     assert run.returncode == 2
     assert message in run.stdout + run.stderr
 
@@ -177,7 +170,7 @@ def test_cli_refuses_bad_runtime_options(args, message):
 def test_report_refuses_what_is_not_a_trace(tmp_path):
     bogus = tmp_path / "bogus.json"
     bogus.write_text('{"hello": 1}')
-    run = tilecc_cli("report", str(bogus))
+    run = run_cli("report", str(bogus))
     assert run.returncode == 2 and "is not a tilecc trace" in run.stdout
 
 
