@@ -12,9 +12,10 @@ namespace tilecc {
 namespace {
 
 // Blocks in a contraction come from tensors larger than a core's caches, not from the buffers of
-// the previous call: every repeat reads its operands from a fresh place in a 32 MiB pool (on hot
-// buffers the model predicted 0.6x of the measured times of N2/cc-pVTZ CCSD tasks, with a pool
-// beyond the last-level cache 1.5x, with this one 1.0x in the median; measured 2026-11-22).
+// the previous call: every repeat reads its operands from a fresh place in a 32 MiB pool, beyond
+// the per-core caches but within the last-level one. Calibrated on hot buffers the model
+// under-predicted N2/cc-pVTZ CCSD task times, and on a pool beyond the last-level cache it
+// over-predicted them; benchmarks/policies/run.py prints the model's error.
 class ColdPool {
  public:
   static constexpr std::size_t doubles = std::size_t{1} << 22;  // 32 MiB
