@@ -193,53 +193,66 @@ void bind_contract(nb::module_& m) {
       nb::arg("beta"), nb::arg("executor"));
 
   using Array = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
-  m.def(
-      "closed_shell_triples_for_i",
-      [](Array iabf, Array iajm, Array t2, Array t1, Array fov, Array ovov, Array eo, Array ev,
-         extent_t i, Executor& ex) {
-        kernels::TriplesInputs in;
-        in.no = static_cast<extent_t>(t1.shape(0));
-        in.nv = static_cast<extent_t>(t1.shape(1));
-        const extent_t no = in.no, nv = in.nv;
-        TILECC_CHECK(iabf.size() == static_cast<std::size_t>(no * nv * nv * nv) &&
-                         iajm.size() == static_cast<std::size_t>(no * nv * no * no) &&
-                         t2.size() == static_cast<std::size_t>(no * no * nv * nv) &&
-                         fov.size() == static_cast<std::size_t>(no * nv) &&
-                         ovov.size() == static_cast<std::size_t>(no * nv * no * nv) &&
-                         eo.size() == static_cast<std::size_t>(no) &&
-                         ev.size() == static_cast<std::size_t>(nv) && i >= 0 && i < no,
-                     "closed_shell_triples_for_i: inconsistent array sizes.");
-        in.iabf = iabf.data();
-        in.iajm = iajm.data();
-        in.t2 = t2.data();
-        in.t1 = t1.data();
-        in.fov = fov.data();
-        in.ovov = ovov.data();
-        in.eo = eo.data();
-        in.ev = ev.data();
-        // Tasks: the pairs i <= j <= k, each weighted by the orderings of (i, j, k).
-        std::vector<std::pair<extent_t, extent_t>> pairs;
-        for (extent_t j = i; j < no; ++j)
-          for (extent_t k = j; k < no; ++k) pairs.emplace_back(j, k);
-        std::vector<double> costs(pairs.size(), 1.0);
-        std::vector<double> partial(static_cast<std::size_t>(ex.threads()), 0.0);
-        {
-          nb::gil_scoped_release release;
-          blas::ensure_loaded();
-          ex.run({costs}, [&](task_id_t t, int worker) {
-            const auto [j, k] = pairs[static_cast<std::size_t>(t)];
-            const double weight = (i == j && j == k) ? 1.0 : (i == j || j == k) ? 3.0 : 6.0;
-            double* scratch = ex.workspace(worker).a.get(8 * nv * nv * nv);
-            partial[static_cast<std::size_t>(worker)] +=
-                weight * kernels::closed_shell_triples_ijk(in, i, j, k, scratch);
-          });
-        }
-        double sum = 0.0;
-        for (double p : partial) sum += p;
-        return sum;
-      },
-      nb::arg("iabf"), nb::arg("iajm"), nb::arg("t2"), nb::arg("t1"), nb::arg("fov"),
-      nb::arg("ovov"), nb::arg("eo"), nb::arg("ev"), nb::arg("i"), nb::arg("executor"));
+  using Irreps = nb::ndarray<const int, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  nb::class_<kernels::ClosedShellTriples>(m, "ClosedShellTriples")
+      .def(
+          "__init__",
+          [](kernels::ClosedShellTriples* self, Array ovvv, Array ovoo, Array ovov, Array t2,
+             Array t1, Array fov, Array eo, Array ev, Irreps occ_irreps, Irreps vir_irreps) {
+            kernels::ClosedShellTriplesInputs in;
+            in.no = static_cast<extent_t>(t1.shape(0));
+            in.nv = static_cast<extent_t>(t1.shape(1));
+            const auto no = static_cast<std::size_t>(in.no), nv = static_cast<std::size_t>(in.nv);
+            TILECC_CHECK(ovvv.size() == no * nv * nv * nv && ovoo.size() == no * nv * no * no &&
+                             ovov.size() == no * nv * no * nv && t2.size() == no * no * nv * nv &&
+                             fov.size() == no * nv && eo.size() == no && ev.size() == nv &&
+                             occ_irreps.size() == no && vir_irreps.size() == nv,
+                         "ClosedShellTriples: array sizes do not match t1's (occupied, virtual).");
+            in.ovvv = ovvv.data();
+            in.ovoo = ovoo.data();
+            in.ovov = ovov.data();
+            in.t2 = t2.data();
+            in.t1 = t1.data();
+            in.fov = fov.data();
+            in.eo = eo.data();
+            in.ev = ev.data();
+            in.occ_irreps = occ_irreps.data();
+            in.vir_irreps = vir_irreps.data();
+            new (self) kernels::ClosedShellTriples(in);
+          },
+          nb::arg("ovvv"), nb::arg("ovoo"), nb::arg("ovov"), nb::arg("t2"), nb::arg("t1"),
+          nb::arg("fov"), nb::arg("eo"), nb::arg("ev"), nb::arg("occ_irreps"),
+          nb::arg("vir_irreps"))
+      .def(
+          "energy_for_i",
+          [](const kernels::ClosedShellTriples& triples, extent_t i, Executor& ex) {
+            const extent_t no = triples.occupied();
+            TILECC_CHECK(i >= 0 && i < no, "energy_for_i: i must lie in [0, ", no, ").");
+            // Tasks: the pairs i <= j <= k, each weighted by the orderings of (i, j, k).
+            std::vector<std::pair<extent_t, extent_t>> pairs;
+            std::vector<double> costs;
+            for (extent_t j = i; j < no; ++j)
+              for (extent_t k = j; k < no; ++k) {
+                pairs.emplace_back(j, k);
+                costs.push_back(static_cast<double>(triples.elements(i, j, k)));
+              }
+            std::vector<double> partial(static_cast<std::size_t>(ex.threads()), 0.0);
+            {
+              nb::gil_scoped_release release;
+              blas::ensure_loaded();
+              ex.run({costs}, [&](task_id_t t, int worker) {
+                const auto [j, k] = pairs[static_cast<std::size_t>(t)];
+                const double weight = (i == j && j == k) ? 1.0 : (i == j || j == k) ? 3.0 : 6.0;
+                double* scratch = ex.workspace(worker).a.get(triples.scratch_doubles());
+                partial[static_cast<std::size_t>(worker)] +=
+                    weight * triples.energy(i, j, k, scratch);
+              });
+            }
+            double sum = 0.0;
+            for (double p : partial) sum += p;
+            return sum;
+          },
+          nb::arg("i"), nb::arg("executor"));
 
   m.def(
       "run_empty_tasks",

@@ -1,13 +1,14 @@
-// The fused closed-shell (T) kernel for one occupied triple. Per ordering s of (i,j,k) two GEMMs
-// give that ordering's W0_s[a,b,c]; one cache-blocked pass sums the six (transposed) W0_s and
-// the cheap V terms into W and X; a second blocked pass reduces W r3(X) / D. Blocking keeps the
-// six transposed reads of each pass within a few cache-sized tiles.
+// The fused closed-shell (T) kernel for one occupied triple. Per ordering s of (i,j,k), GEMMs over
+// the non-zero symmetry blocks give that ordering's connected W0_s; a permuted sum of the six
+// gives W; the disconnected V is added row by row (contiguous reads only) to give X; one more
+// permuted sum gives r3(X). Each permuted sum walks the target in cache-sized tiles, reading each
+// source along its own strides.
 #include "tilecc/kernels/triples.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "tilecc/blas.hpp"
+#include "tilecc/error.hpp"
 
 namespace tilecc::kernels {
 namespace {
@@ -15,84 +16,290 @@ namespace {
 using Perm = std::array<int, 3>;
 constexpr std::array<Perm, 6> orderings = {
     {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
-constexpr extent_t tile = 8;
-
-// Position in a [nv][nv][nv] array of the element that axis-permutation `axes` brings to (a,b,c):
-// out[x] = in[y] with y[axes[t]] = x[t].
-inline extent_t permuted(const Perm& axes, extent_t a, extent_t b, extent_t c, extent_t nv) {
-  extent_t y[3];
-  y[axes[0]] = a;
-  y[axes[1]] = b;
-  y[axes[2]] = c;
-  return (y[0] * nv + y[1]) * nv + y[2];
-}
+// r3's five transposed terms (the ordering each reads) and their weights; X itself has weight 4.
+constexpr std::array<Perm, 5> r3_orders = {{{1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}}};
+constexpr std::array<double, 5> r3_weights = {1.0, 1.0, -2.0, -2.0, -2.0};
+constexpr extent_t tile = 16;
 
 Perm inverse(const Perm& p) {
   Perm inv{};
-  for (int t = 0; t < 3; ++t) inv[static_cast<std::size_t>(p[static_cast<std::size_t>(t)])] = t;
+  for (std::size_t t = 0; t < 3; ++t) inv[static_cast<std::size_t>(p[t])] = static_cast<int>(t);
   return inv;
 }
 
-template <class Body>
-void blocked(extent_t nv, Body&& body) {
-  for (extent_t a0 = 0; a0 < nv; a0 += tile)
-    for (extent_t b0 = 0; b0 < nv; b0 += tile)
-      for (extent_t c0 = 0; c0 < nv; c0 += tile)
-        for (extent_t a = a0; a < std::min(nv, a0 + tile); ++a)
-          for (extent_t b = b0; b < std::min(nv, b0 + tile); ++b)
-            for (extent_t c = c0; c < std::min(nv, c0 + tile); ++c) body(a, b, c);
+// Offset and size of each irrep's range; refuses labels that are not sorted by irrep.
+void irrep_ranges(const int* irreps, extent_t n, std::array<extent_t, 8>& off,
+                  std::array<extent_t, 8>& size, const char* space) {
+  for (extent_t p = 0; p < n; ++p) {
+    TILECC_CHECK(irreps[p] >= 0 && irreps[p] < 8 && (p == 0 || irreps[p - 1] <= irreps[p]),
+                 "(T): the ", space, " orbitals must carry irreps 0-7 sorted in ascending order.");
+    ++size[static_cast<std::size_t>(irreps[p])];
+  }
+  for (std::size_t g = 1; g < 8; ++g) off[g] = off[g - 1] + size[g - 1];
 }
+
+std::size_t u(int g) { return static_cast<std::size_t>(g); }
+std::size_t u(extent_t n) { return static_cast<std::size_t>(n); }
 
 }  // namespace
 
-double closed_shell_triples_ijk(const TriplesInputs& in, extent_t i, extent_t j, extent_t k,
-                                double* scratch) {
-  const extent_t no = in.no, nv = in.nv, nv2 = nv * nv, nv3 = nv2 * nv;
-  const extent_t occ[3] = {i, j, k};
-  double* w0[6];
-  for (int s = 0; s < 6; ++s) w0[s] = scratch + s * nv3;
-  double* w = scratch + 6 * nv3;
-  double* x = scratch + 7 * nv3;
+ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
+    : no_(in.no), nv_(in.nv) {
+  const extent_t no = no_, nv = nv_, nv2 = nv * nv;
+  occ_irrep_.assign(in.occ_irreps, in.occ_irreps + no);
+  irrep_ranges(in.occ_irreps, no, occ_off_, occ_n_, "occupied");
+  irrep_ranges(in.vir_irreps, nv, vir_off_, vir_n_, "virtual");
+
+  for (int gab = 0; gab < irreps; ++gab) {
+    extent_t rows = 0;
+    for (int ga = 0; ga < irreps; ++ga) {
+      row_off_[u(gab)][u(ga)] = rows;
+      rows += vir_n_[u(ga)] * vir_n_[u(ga ^ gab)];
+    }
+    group_rows_[u(gab)] = rows;
+  }
+  for (int g = 0; g < irreps; ++g) {
+    extent_t off = 0;
+    for (int gab = 0; gab < irreps; ++gab) {
+      const extent_t nc = vir_n_[u(g ^ gab)];
+      group_off_[u(g)][u(gab)] = off;
+      for (int ga = 0; ga < irreps; ++ga)
+        block_off_[u(g)][u(ga)][u(ga ^ gab)] = off + row_off_[u(gab)][u(ga)] * nc;
+      off += group_rows_[u(gab)] * nc;
+    }
+    size_[u(g)] = off;
+  }
+
+  // (pa|fb) as one [(a, b)][f] matrix per (p, gab), f in irrep(p) ^ gab.
+  x_off_.resize(u(no));
+  extent_t total = 0;
+  for (extent_t p = 0; p < no; ++p)
+    for (int gab = 0; gab < irreps; ++gab) {
+      x_off_[u(p)][u(gab)] = total;
+      total += group_rows_[u(gab)] * vir_n_[u(occ_irrep_[u(p)] ^ gab)];
+    }
+  x_.resize(u(total));
+  for (extent_t p = 0; p < no; ++p)
+    for (int gab = 0; gab < irreps; ++gab) {
+      const int gf = occ_irrep_[u(p)] ^ gab;
+      const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
+      double* dst = x_.data() + x_off_[u(p)][u(gab)];
+      for (int ga = 0; ga < irreps; ++ga) {
+        const int gb = ga ^ gab;
+        const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)];
+        for (extent_t a = 0; a < na; ++a)
+          for (extent_t b = 0; b < nb; ++b) {
+            double* row = dst + (row_off_[u(gab)][u(ga)] + a * nb + b) * nf;
+            const double* src =
+                in.ovvv + (p * nv + vir_off_[u(ga)] + a) * nv2 + vir_off_[u(gb)] + b;
+            for (extent_t f = 0; f < nf; ++f) row[f] = src[(f0 + f) * nv];
+          }
+      }
+    }
+
+  // t_mr^bc as one [m][b][c] matrix per (r, gb, gc), m in irrep(r) ^ gb ^ gc.
+  tm_off_.resize(u(no));
+  total = 0;
+  for (extent_t r = 0; r < no; ++r)
+    for (int gb = 0; gb < irreps; ++gb)
+      for (int gc = 0; gc < irreps; ++gc) {
+        tm_off_[u(r)][u(gb)][u(gc)] = total;
+        total += occ_n_[u(occ_irrep_[u(r)] ^ gb ^ gc)] * vir_n_[u(gb)] * vir_n_[u(gc)];
+      }
+  tm_.resize(u(total));
+  for (extent_t r = 0; r < no; ++r)
+    for (int gb = 0; gb < irreps; ++gb)
+      for (int gc = 0; gc < irreps; ++gc) {
+        const int gm = occ_irrep_[u(r)] ^ gb ^ gc;
+        const extent_t nb = vir_n_[u(gb)], nc = vir_n_[u(gc)];
+        double* dst = tm_.data() + tm_off_[u(r)][u(gb)][u(gc)];
+        for (extent_t m = 0; m < occ_n_[u(gm)]; ++m)
+          for (extent_t b = 0; b < nb; ++b) {
+            const double* src =
+                in.t2 + ((occ_off_[u(gm)] + m) * no + r) * nv2 + (vir_off_[u(gb)] + b) * nv;
+            std::copy(src + vir_off_[u(gc)], src + vir_off_[u(gc)] + nc, dst + (m * nb + b) * nc);
+          }
+      }
+
+  iajm_.resize(u(no * nv * no * no));
+  for (extent_t ia = 0; ia < no * nv; ++ia)
+    for (extent_t m = 0; m < no; ++m)
+      for (extent_t j = 0; j < no; ++j)
+        iajm_[u((ia * no + j) * no + m)] = in.ovoo[(ia * no + m) * no + j];
+  t2_.assign(in.t2, in.t2 + no * no * nv2);
+  t1_.assign(in.t1, in.t1 + no * nv);
+  fov_.assign(in.fov, in.fov + no * nv);
+  ovov_.assign(in.ovov, in.ovov + no * nv * no * nv);
+  eo_.assign(in.eo, in.eo + no);
+  ev_.assign(in.ev, in.ev + nv);
+}
+
+extent_t ClosedShellTriples::scratch_doubles() const {
+  return 8 * *std::max_element(size_.begin(), size_.end());
+}
+
+extent_t ClosedShellTriples::elements(extent_t i, extent_t j, extent_t k) const {
+  return size_[u(occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)])];
+}
+
+ClosedShellTriples::View ClosedShellTriples::view(int g, const std::array<int, 3>& axes,
+                                                  const std::array<int, 3>& block) const {
+  // Target axis t lands on source axis axes[t].
+  std::array<int, 3> source{};
+  for (std::size_t t = 0; t < 3; ++t) source[u(axes[t])] = block[t];
+  const extent_t n1 = vir_n_[u(source[1])], n2 = vir_n_[u(source[2])];
+  const std::array<extent_t, 3> stride = {n1 * n2, n2, 1};
+  return {block_off_[u(g)][u(source[0])][u(source[1])], stride[u(axes[0])], stride[u(axes[1])],
+          stride[u(axes[2])]};
+}
+
+template <class Body>
+void ClosedShellTriples::for_each_block(int g, Body&& body) const {
+  for (int ga = 0; ga < irreps; ++ga)
+    for (int gb = 0; gb < irreps; ++gb) {
+      const int gc = g ^ ga ^ gb;
+      if (vir_n_[u(ga)] > 0 && vir_n_[u(gb)] > 0 && vir_n_[u(gc)] > 0) body(ga, gb, gc);
+    }
+}
+
+template <std::size_t N>
+void ClosedShellTriples::permuted_sum(int g, double* dst, const std::array<Term, N>& terms) const {
+  for_each_block(g, [&](int ga, int gb, int gc) {
+    const std::array<int, 3> block = {ga, gb, gc};
+    std::array<View, N> source{};
+    for (std::size_t n = 0; n < N; ++n) source[n] = view(g, terms[n].axes, block);
+    const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)], nc = vir_n_[u(gc)];
+    double* out = dst + block_off_[u(g)][u(ga)][u(gb)];
+    // Tiles keep the strided reads of a transposed source within a few cache lines.
+    for (extent_t a0 = 0; a0 < na; a0 += tile)
+      for (extent_t b0 = 0; b0 < nb; b0 += tile)
+        for (extent_t c0 = 0; c0 < nc; c0 += tile) {
+          const extent_t a1 = std::min(na, a0 + tile), b1 = std::min(nb, b0 + tile);
+          const extent_t c1 = std::min(nc, c0 + tile);
+          for (extent_t a = a0; a < a1; ++a)
+            for (extent_t b = b0; b < b1; ++b) {
+              double* row = out + (a * nb + b) * nc;
+              for (extent_t c = c0; c < c1; ++c) row[c] = 0.0;
+              for (std::size_t n = 0; n < N; ++n) {
+                const View& v = source[n];
+                const double* in = terms[n].src + v.base + a * v.sa + b * v.sb;
+                const double weight = terms[n].weight;
+                if (v.sc == 1)
+                  for (extent_t c = c0; c < c1; ++c) row[c] += weight * in[c];
+                else
+                  for (extent_t c = c0; c < c1; ++c) row[c] += weight * in[c * v.sc];
+              }
+            }
+        }
+  });
+}
+
+// w0 = sum_f (pa|fb) t_rq^cf - sum_m (pa|mq) t_mr^bc over the non-zero blocks of symmetry g.
+void ClosedShellTriples::connected(int g, extent_t p, extent_t q, extent_t r, double* w0) const {
+  const extent_t no = no_, nv = nv_;
+  const int gp = occ_irrep_[u(p)], gq = occ_irrep_[u(q)];
+  for (int gab = 0; gab < irreps; ++gab) {
+    // One GEMM per group: rows (a, b) of the group, columns c, summed over f.
+    const int gf = gp ^ gab, gc = g ^ gab;
+    const extent_t rows = group_rows_[u(gab)], nc = vir_n_[u(gc)], nf = vir_n_[u(gf)];
+    double* out = w0 + group_off_[u(g)][u(gab)];
+    if (nf == 0)
+      std::fill(out, out + rows * nc, 0.0);
+    else if (rows > 0 && nc > 0)
+      blas::gemm(false, true, rows, nc, nf, 1.0, x_.data() + x_off_[u(p)][u(gab)], nf,
+                 t2_.data() + (r * no + q) * nv * nv + vir_off_[u(gc)] * nv + vir_off_[u(gf)], nv,
+                 0.0, out, nc);
+  }
+  for_each_block(g, [&](int ga, int gb, int gc) {
+    // One GEMM per block: rows a, columns (b, c), summed over m.
+    const int gm = gp ^ gq ^ ga;
+    const extent_t na = vir_n_[u(ga)], nbc = vir_n_[u(gb)] * vir_n_[u(gc)], nm = occ_n_[u(gm)];
+    if (nm == 0) return;
+    blas::gemm(false, false, na, nbc, nm, -1.0,
+               iajm_.data() + ((p * nv + vir_off_[u(ga)]) * no + q) * no + occ_off_[u(gm)], no * no,
+               tm_.data() + tm_off_[u(r)][u(gb)][u(gc)], nbc, 1.0,
+               w0 + block_off_[u(g)][u(ga)][u(gb)], nbc);
+  });
+}
+
+// x = w + V/2 with V = S[(pa|qb) t_r^c + f_r^c t_pq^ab]. Each ordering's term, read along a target
+// row (fixed a, b; c running), is alpha u[c] + beta v[c] with u, v contiguous vectors: t1 and f
+// rows when c is the ordering's third axis, else rows of (pa|qc) and t_pq^ac, taken through
+// (pc|qb) = (qb|pc) and t_pq^cb = t_qp^bc when c is its first axis.
+void ClosedShellTriples::add_disconnected(int g, const std::array<extent_t, 3>& occ,
+                                          const double* w, double* x) const {
+  const extent_t no = no_, nv = nv_;
+  auto integral = [&](extent_t p, extent_t a, extent_t q, extent_t b) {
+    return ovov_.data() + ((p * nv + a) * no + q) * nv + b;
+  };
+  auto amplitude = [&](extent_t p, extent_t q, extent_t a, extent_t b) {
+    return t2_.data() + ((p * no + q) * nv + a) * nv + b;
+  };
+  for_each_block(g, [&](int ga, int gb, int gc) {
+    const extent_t nb = vir_n_[u(gb)], nc = vir_n_[u(gc)], c0 = vir_off_[u(gc)];
+    const extent_t base = block_off_[u(g)][u(ga)][u(gb)];
+    for (extent_t a = 0; a < vir_n_[u(ga)]; ++a)
+      for (extent_t b = 0; b < nb; ++b) {
+        const extent_t at = base + (a * nb + b) * nc;
+        double* row = x + at;
+        std::copy(w + at, w + at + nc, row);
+        const std::array<extent_t, 3> abc = {vir_off_[u(ga)] + a, vir_off_[u(gb)] + b, c0};
+        for (const Perm& order : orderings) {
+          const extent_t p = occ[u(order[0])], q = occ[u(order[1])], r = occ[u(order[2])];
+          const extent_t y0 = abc[u(order[0])], y1 = abc[u(order[1])], y2 = abc[u(order[2])];
+          double alpha, beta;
+          const double *vec_u, *vec_v;
+          if (order[2] == 2) {
+            alpha = *integral(p, y0, q, y1), beta = *amplitude(p, q, y0, y1);
+            vec_u = t1_.data() + r * nv + c0, vec_v = fov_.data() + r * nv + c0;
+          } else {
+            alpha = t1_[u(r * nv + y2)], beta = fov_[u(r * nv + y2)];
+            vec_u = order[1] == 2 ? integral(p, y0, q, c0) : integral(q, y1, p, c0);
+            vec_v = order[1] == 2 ? amplitude(p, q, y0, c0) : amplitude(q, p, y1, c0);
+          }
+          alpha *= 0.5, beta *= 0.5;
+          for (extent_t c = 0; c < nc; ++c) row[c] += alpha * vec_u[c] + beta * vec_v[c];
+        }
+      }
+  });
+}
+
+double ClosedShellTriples::energy(extent_t i, extent_t j, extent_t k, double* scratch) const {
+  const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)];
+  const extent_t size = size_[u(g)];
+  const std::array<extent_t, 3> occ = {i, j, k};
+  std::array<double*, 6> w0{};
+  for (std::size_t s = 0; s < 6; ++s) w0[s] = scratch + static_cast<extent_t>(s) * size;
+  double* w = scratch + 6 * size;
+  double* x = scratch + 7 * size;
+
+  // W = S[W0_s], then X = W + V/2.
+  std::array<Term, 6> sum{};
   for (std::size_t s = 0; s < 6; ++s) {
     const Perm& order = orderings[s];
-    const extent_t p = occ[order[0]], q = occ[order[1]], r = occ[order[2]];
-    // sum_f (pa|fb) t_rq^cf: [ab, f] x [c, f]^T
-    blas::gemm(false, true, nv2, nv, nv, 1.0, in.iabf + p * nv3, nv, in.t2 + (r * no + q) * nv2, nv,
-               0.0, w0[s], nv);
-    // - sum_m (pa|mq) t_mr^bc: [a, m] (stride no*no) x [m, bc] (stride no*nv2)
-    blas::gemm(false, false, nv, nv2, no, -1.0, in.iajm + (p * nv * no + q) * no, no * no,
-               in.t2 + r * nv2, no * nv2, 1.0, w0[s], nv2);
+    connected(g, occ[u(order[0])], occ[u(order[1])], occ[u(order[2])], w0[s]);
+    sum[s] = {w0[s], inverse(order), 1.0};
   }
-  // W and X = W + V/2, with V_s = (pa|qb) t_rc + f_rc t_pq^ab in the ordering's own axes.
-  blocked(nv, [&](extent_t a, extent_t b, extent_t c) {
-    const extent_t at = (a * nv + b) * nv + c;
-    const extent_t abc[3] = {a, b, c};
-    double ws = 0.0, vs = 0.0;
-    for (std::size_t s = 0; s < 6; ++s) {
-      const Perm& order = orderings[s];
-      // Element of ordering s that lands on block (a,b,c): its axes are (a,b,c) reordered.
-      const extent_t ya = abc[order[0]], yb = abc[order[1]], yc = abc[order[2]];
-      ws += w0[s][(ya * nv + yb) * nv + yc];
-      const extent_t p = occ[order[0]], q = occ[order[1]], r = occ[order[2]];
-      vs += in.ovov[((p * nv + ya) * no + q) * nv + yb] * in.t1[r * nv + yc] +
-            in.fov[r * nv + yc] * in.t2[(p * no + q) * nv2 + ya * nv + yb];
-    }
-    w[at] = ws;
-    x[at] = ws + 0.5 * vs;
-  });
-  // r3 over (i,j,k) as (a,b,c) transposes of X: X_jki = X with (a,b,c) permuted by (1,2,0)^-1...
-  constexpr std::array<Perm, 5> r3_orders = {
-      {{1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}}};
-  constexpr double r3_weights[5] = {1.0, 1.0, -2.0, -2.0, -2.0};
-  std::array<Perm, 5> r3_axes{};
-  for (std::size_t n = 0; n < 5; ++n) r3_axes[n] = inverse(r3_orders[n]);
-  const double e_occ = in.eo[i] + in.eo[j] + in.eo[k];
+  permuted_sum(g, w, sum);
+  add_disconnected(g, occ, w, x);
+
+  // Z = r3(X), into the first W0's space, then sum W Z / D.
+  double* z = w0[0];
+  std::array<Term, 6> r3{};
+  r3[0] = {x, {0, 1, 2}, 4.0};
+  for (std::size_t n = 0; n < 5; ++n) r3[n + 1] = {x, inverse(r3_orders[n]), r3_weights[n]};
+  permuted_sum(g, z, r3);
+  const double e_occ = eo_[u(i)] + eo_[u(j)] + eo_[u(k)];
   double energy = 0.0;
-  blocked(nv, [&](extent_t a, extent_t b, extent_t c) {
-    const extent_t at = (a * nv + b) * nv + c;
-    double z = 4.0 * x[at];
-    for (std::size_t n = 0; n < 5; ++n) z += r3_weights[n] * x[permuted(r3_axes[n], a, b, c, nv)];
-    energy += w[at] * z / (e_occ - in.ev[a] - in.ev[b] - in.ev[c]);
+  for_each_block(g, [&](int ga, int gb, int gc) {
+    const extent_t nb = vir_n_[u(gb)], nc = vir_n_[u(gc)], base = block_off_[u(g)][u(ga)][u(gb)];
+    const double* ec = ev_.data() + vir_off_[u(gc)];
+    for (extent_t a = 0; a < vir_n_[u(ga)]; ++a)
+      for (extent_t b = 0; b < nb; ++b) {
+        const double d_ab = e_occ - ev_[u(vir_off_[u(ga)] + a)] - ev_[u(vir_off_[u(gb)] + b)];
+        const extent_t at = base + (a * nb + b) * nc;
+        for (extent_t c = 0; c < nc; ++c) energy += w[at + c] * z[at + c] / (d_ab - ec[c]);
+      }
   });
   return energy;
 }

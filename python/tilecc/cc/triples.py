@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tilecc.host.pyscf import RestrictedProblem, SpinOrbitalProblem
+from tilecc.space import Space
 from tilecc.tensor import Tensor
 
 #: Largest W (and V) a spin-orbital (T) task may hold, in doubles (2 MiB each): small enough
@@ -124,27 +125,34 @@ def restricted_triples(
     with S the sum over the six simultaneous orderings of (i,j,k) and (a,b,c) (the closed-shell
     form of PySCF's ccsd_t). Because W and V are symmetric under S, the (i,j,k) transposes in r3
     are (a,b,c) transposes of the same block, so a task needs only its own triple. The tasks
-    (i <= j <= k, weighted by their orderings) run on the engine's workers, fused in C++
-    (include/tilecc/kernels/triples.hpp); one call per i keeps the progress display moving.
+    (i <= j <= k, weighted by their orderings) run on the engine's workers, fused in C++ over the
+    triple's non-zero point-group blocks only (include/tilecc/kernels/triples.hpp); one call per
+    i keeps the progress display moving.
     """
     from tilecc import _core
 
-    ovvv, ovoo, ovov = (p.eri[k].to_dense() for k in ("ovvv", "ovoo", "ovov"))
-    arrays = {
-        "iabf": np.ascontiguousarray(ovvv.transpose(0, 1, 3, 2)),  # (ia|fb) as [i, a, b, f]
-        "iajm": np.ascontiguousarray(ovoo.transpose(0, 1, 3, 2)),  # (ia|mj) as [i, a, j, m]
-        "t2": t2.to_dense(),
-        "t1": t1.to_dense(),
-        "fov": p.fock["ov"].to_dense(),
-        "ovov": np.ascontiguousarray(ovov),
-        "eo": np.ascontiguousarray(p.occ.energies),
-        "ev": np.ascontiguousarray(p.vir.energies),
-    }
-    del ovvv, ovoo
-    no = arrays["t1"].shape[0]
+    def dense(name: str) -> np.ndarray:
+        return np.ascontiguousarray(p.eri[name].to_dense())
+
+    def irreps(space: Space) -> np.ndarray:
+        return np.asarray(space.irreps, dtype=np.int32)
+
+    kernel = _core.ClosedShellTriples(
+        ovvv=dense("ovvv"),
+        ovoo=dense("ovoo"),
+        ovov=dense("ovov"),
+        t2=t2.to_dense(),
+        t1=t1.to_dense(),
+        fov=p.fock["ov"].to_dense(),
+        eo=np.ascontiguousarray(p.occ.energies),
+        ev=np.ascontiguousarray(p.vir.energies),
+        occ_irreps=irreps(p.occ),
+        vir_irreps=irreps(p.vir),
+    )
+    no = p.occ.size
     total = 0.0
     for i in range(no):
-        total += _core.closed_shell_triples_for_i(**arrays, i=i, executor=t1.context.executor)
+        total += kernel.energy_for_i(i, t1.context.executor)
         if progress is not None:
             progress(i + 1, no)
     return 2.0 / 6.0 * total
