@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -205,6 +205,26 @@ class Tensor:
                     f"at index {tuple(int(i) for i in where)}; symmetrize it first or pass "
                     f"check=False to keep only the canonical blocks."
                 )
+
+    def from_blocks_(self, block: Callable[[tuple[slice, ...]], np.ndarray]) -> None:
+        """Fill every stored (canonical) block with ``block(ranges)``, where ``ranges`` holds
+        each index's slice of sorted orbitals: a way to load a tensor too large to exist as one
+        dense array. Symmetric images are implied, as with :meth:`from_dense_`."""
+        tiles = [space.tiles for space in self.spaces]
+        shape = self._core.shape
+        for slot in range(shape.num_blocks):
+            ranges = tuple(
+                slice(offset, offset + extent)
+                for offset, extent in (tiles[k][t] for k, t in enumerate(shape.block_tiles(slot)))
+            )
+            view = self._core.block(slot)
+            values = np.asarray(block(ranges), dtype=np.float64)
+            if values.shape != view.shape:
+                raise ValueError(
+                    f"{self.name}: block {ranges} came back with shape {values.shape}, "
+                    f"not {view.shape}; return one value per element of the ranges."
+                )
+            view[...] = values
 
     def norm(self) -> float:
         """The Frobenius norm of the dense tensor (symmetric images included)."""

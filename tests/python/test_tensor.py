@@ -39,6 +39,25 @@ def test_dense_round_trip_keeps_symmetry_and_sparsity(sp, sym):
 
 
 @given(occupied_virtual(), st.sampled_from(sorted(SYMMETRIES)))
+def test_from_blocks_equals_from_dense(sp, sym):
+    o, v, seed = sp
+    ctx = tilecc.Context(threads=1)
+    t = tilecc.Tensor([o, o, v, v], SYMMETRIES[sym], name="t", context=ctx)
+    dense = random_symmetric_dense(t, np.random.default_rng(seed))
+    asked = []
+    t.from_blocks_(lambda ranges: asked.append(ranges) or dense[ranges])
+    assert len(asked) == t.num_blocks
+    assert_close(t.to_dense(), dense, what=f"from_blocks_ (seed {seed})")
+
+
+def test_from_blocks_refuses_a_block_of_the_wrong_shape():
+    o = tilecc.Space.spatial(4, tile=2, kind="occupied", name="o")
+    t = tilecc.Tensor([o, o], name="t", context=tilecc.Context(threads=1))
+    with pytest.raises(ValueError, match="came back with shape"):
+        t.from_blocks_(lambda ranges: np.zeros((1, 1)))
+
+
+@given(occupied_virtual(), st.sampled_from(sorted(SYMMETRIES)))
 def test_stored_elements_match_dense_counts(sp, sym):
     o, v, _ = sp
     t = tilecc.Tensor([o, o, v, v], SYMMETRIES[sym], name="t", context=tilecc.Context(threads=1))

@@ -16,12 +16,14 @@ spin orbitals.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tilecc.context import Context, default_context
+from tilecc.host.integrals import PackedIntegrals
 from tilecc.space import Space
 from tilecc.symmetry import antisymmetric, antisymmetric_pairs, bra_ket_swap, symmetric
 from tilecc.tensor import Tensor
@@ -116,44 +118,63 @@ def restricted_problem(
         [int(orbsym[p]) for p in vir_idx], energies=e[vir_idx], tile=tile, kind="virtual", name="v"
     )
     order = {"o": np.array(occ.order), "v": np.array(vir.order)}
-    # Coefficient columns already in each space's sorted order: the transformed block needs no
-    # reordering copy (for benzene/cc-pVDZ's vvvv, 600 MB saved per copy).
+    # Coefficient columns already in each space's sorted order, so sorted positions index them.
     coeff = {"o": mf.mo_coeff[:, occ_idx[order["o"]]], "v": mf.mo_coeff[:, vir_idx[order["v"]]]}
     spaces = {"o": occ, "v": vir}
+    sources = _integral_sources(mf, coeff, classes)
     eri = {}
     for name in classes:
-        block = mo_integrals(mf, tuple(coeff[x] for x in name))
+        integrals, position = sources[name]
+        index = [position[x] for x in name]
         t = Tensor(
             [spaces[x] for x in name], _SPATIAL_SYMMETRY[name], name=f"({name})", context=ctx
         )
-        # The check (symmetry and sparsity of the array, so of the irrep labels) costs two more
-        # copies: small classes, over the same orbitals, do it for the large ones.
-        t.from_dense_(block, atol=1e-9, check=block.size <= VERIFY_ELEMENTS)
-        del block
+        if t.dense_elements <= VERIFY_ELEMENTS:
+            # Through a dense array, which checks its symmetry and sparsity: the irrep labels.
+            t.from_dense_(integrals.block(*index), atol=1e-9)
+        else:
+            t.from_blocks_(functools.partial(_gather, integrals, index))
         eri[name] = t
+    del sources
     fock_mo = mf.mo_coeff.T @ mf.get_fock() @ mf.mo_coeff
-    index = {"o": occ_idx, "v": vir_idx}
+    natural = {"o": occ_idx, "v": vir_idx}
     fock = {}
     for name in ("oo", "ov", "vv"):
         t = Tensor([spaces[x] for x in name], name=f"f{name}", context=ctx)
-        rows, cols = (index[x][order[x]] for x in name)
+        rows, cols = (natural[x][order[x]] for x in name)
         t.from_dense_(fock_mo[np.ix_(rows, cols)], atol=1e-9)
         fock[name] = t
     return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), nfrozen)
 
 
-def mo_integrals(mf: Any, coefficients: tuple[np.ndarray, ...]) -> np.ndarray:
-    """Dense (pq|rs) over four blocks of MO coefficients. In core from the SCF's own AO
-    integrals when it kept them, else through PySCF's out-of-core transformation (the six
-    closed-shell classes of water/cc-pVTZ: 0.32 s in core against 1.35 s out of core, best of 3,
-    measured 2026-11-22)."""
-    from pyscf import ao2mo
+def _gather(
+    integrals: PackedIntegrals, index: list[np.ndarray], ranges: tuple[slice, ...]
+) -> np.ndarray:
+    """One block of a class: the integrals at these ranges of each index's sorted orbitals."""
+    return integrals.block(*(position[r] for position, r in zip(index, ranges)))
 
-    shape = tuple(c.shape[1] for c in coefficients)
-    eri = getattr(mf, "_eri", None)
-    if eri is not None:
-        return ao2mo.incore.general(eri, coefficients, compact=False).reshape(shape)
-    return ao2mo.general(mf.mol, coefficients, compact=False).reshape(shape)
+
+def _integral_sources(
+    mf: Any, coeff: dict[str, np.ndarray], classes: tuple[str, ...]
+) -> dict[str, tuple[PackedIntegrals, dict[str, np.ndarray]]]:
+    """For each class, the packed integrals holding it and the position of each space's sorted
+    orbitals in them. One class is transformed on its own; several share one transformation of
+    all active orbitals (occupied, then virtual)."""
+    size = {x: c.shape[1] for x, c in coeff.items()}
+    if len(classes) == 1:
+        (name,) = classes
+        position = {x: np.arange(n) for x, n in size.items()}
+        return {name: (PackedIntegrals(mf, tuple(coeff[x] for x in name)), position)}
+    active = np.hstack([coeff["o"], coeff["v"]])
+    shared = PackedIntegrals(mf, (active, active, active, active))
+    position = {"o": np.arange(size["o"]), "v": size["o"] + np.arange(size["v"])}
+    return {name: (shared, position) for name in classes}
+
+
+def mo_integrals(mf: Any, coefficients: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Dense (pq|rs) over four blocks of MO coefficients."""
+    integrals = PackedIntegrals(mf, coefficients)
+    return integrals.block(*(np.arange(c.shape[1]) for c in coefficients))
 
 
 def check_dense_build_fits(spin_orbitals: int) -> None:
