@@ -53,8 +53,10 @@ class SpinOrbitalProblem:
 
 
 #: Integral classes up to this size are verified against their tensor's symmetry and sparsity
-#: when loaded (which checks the orbitals' irrep labels); larger ones are loaded unchecked.
-VERIFY_ELEMENTS = 1 << 24
+#: when loaded (which checks the orbitals' irrep labels); larger ones are loaded unchecked. The
+#: check holds several dense copies of the class, so it is kept to small classes: those over the
+#: same orbitals check the labels the large ones use.
+VERIFY_ELEMENTS = 1 << 20
 
 #: Index symmetry of each chemists' integral class over real spatial orbitals.
 _SPATIAL_SYMMETRY = {
