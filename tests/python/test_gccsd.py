@@ -58,6 +58,18 @@ def test_open_shell(kind, charge, spin, symmetry):
     assert mine.e_tot == pytest.approx(ref.e_tot, abs=1e-8)
 
 
+@pytest.mark.parametrize("kind", [scf.UHF, scf.ROHF])
+def test_integrals_gathered_block_by_block(monkeypatch, kind):
+    """Every class loaded through from_blocks_ (no dense check): UHF reads three spin-pair
+    transformations, ROHF (same alpha and beta orbitals) one shared."""
+    from tilecc.host import pyscf as host
+
+    monkeypatch.setattr(host, "VERIFY_ELEMENTS", 0)
+    mf = mean_field(WATER, "6-31g", kind, True, 1, 1)
+    mine = tilecc.cc.GCCSD(mf, tile=5, threads=2, **TIGHT).run()
+    assert mine.e_tot == pytest.approx(pyscf_gccsd(mf, 1).e_tot, abs=1e-8)
+
+
 def test_molecule_without_symmetry_all_electrons():
     mf = mean_field(
         "N 0 0 0; H 0.95 0.1 0; H -0.3 0.9 0.2; H -0.2 -0.4 0.85", "sto-3g", scf.RHF, False

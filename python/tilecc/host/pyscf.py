@@ -9,14 +9,15 @@ products by XOR), so tilecc stores and computes only symmetry-allowed blocks.
 Integral notation: physicists', antisymmetrized, <pq||rs> = (pr|qs) - (ps|qr) in terms of
 chemists' spatial integrals with matching spins.
 
-Limitation (to be lifted): each integral class (oovv, vvvv, ...) is assembled as one dense
-spin-orbital array before it is loaded block by block, which bounds the molecules to a few hundred
-spin orbitals.
+Integrals come from one pair-packed PySCF transformation per spin pair (host/integrals.py) and
+are gathered into each tensor one stored block at a time: no array over all orbitals, or over a
+whole integral class, is built, except to check the irrep labels of small classes.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,30 +174,6 @@ def _integral_sources(
     return {name: (shared, position) for name in classes}
 
 
-def mo_integrals(mf: Any, coefficients: tuple[np.ndarray, ...]) -> np.ndarray:
-    """Dense (pq|rs) over four blocks of MO coefficients."""
-    integrals = PackedIntegrals(mf, coefficients)
-    return integrals.block(*(np.arange(c.shape[1]) for c in coefficients))
-
-
-def check_dense_build_fits(spin_orbitals: int) -> None:
-    """Refuse, before allocating, a dense spin-orbital integral build that memory cannot hold."""
-    import os
-
-    need = 2 * spin_orbitals**4 * 8  # the chemists' array and its antisymmetrized copy
-    try:
-        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return
-    if need > 0.8 * available:
-        raise ValueError(
-            f"the spin-orbital integrals of {spin_orbitals} active spin orbitals need "
-            f"{need / 2**30:.1f} GiB to build, more than the {available / 2**30:.1f} GiB of "
-            f"free memory; use a smaller basis or freeze more orbitals (block-wise integral "
-            f"construction for large molecules is not available yet)."
-        )
-
-
 def orbital_irreps(mol: Any, coeff: np.ndarray) -> np.ndarray:
     """Each orbital's irrep as a D2h-subgroup id (products by XOR); all 0 without symmetry.
 
@@ -227,6 +204,57 @@ def _reference(mf: Any) -> str:
     if isinstance(mf, scf.hf.RHF):
         return "rhf"
     raise ValueError(f"tilecc needs an RHF, UHF or ROHF reference, got {type(mf).__name__}.")
+
+
+class _SpinCoulomb:
+    """(pq|rs) over spin orbitals, read from spatial MO integrals of each spin pair (one packed
+    transformation per pair; one in all when alpha and beta orbitals are the same), so that no
+    array over all spin orbitals is ever built."""
+
+    def __init__(
+        self, mf: Any, coefficients: list[np.ndarray], spin: np.ndarray, spatial: np.ndarray
+    ) -> None:
+        self.spin, self.spatial = spin, spatial
+        alpha, beta = coefficients
+        if alpha.shape == beta.shape and np.allclose(alpha, beta, rtol=0.0, atol=1e-13):
+            shared = PackedIntegrals(mf, (alpha, alpha, alpha, alpha))
+            self.sources = {(0, 0): shared, (0, 1): shared, (1, 1): shared}
+        else:
+            self.sources = {
+                (s1, s2): PackedIntegrals(mf, (c1, c1, c2, c2))
+                for (s1, c1), (s2, c2) in itertools.combinations_with_replacement(
+                    enumerate(coefficients), 2
+                )
+            }
+
+    def __call__(self, p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """(pq|rs) for arrays of spin-orbital indices (natural order)."""
+        out = np.zeros((len(p), len(q), len(r), len(s)))
+        for s1, s2 in itertools.product((0, 1), repeat=2):
+            masks = [self.spin[x] == sigma for x, sigma in zip((p, q, r, s), (s1, s1, s2, s2))]
+            if not all(m.any() for m in masks):
+                continue
+            spatial = [self.spatial[x[m]] for x, m in zip((p, q, r, s), masks)]
+            if s1 <= s2:
+                values = self.sources[(s1, s2)].block(*spatial)
+            else:
+                values = self.sources[(s2, s1)].block(*spatial[2:], *spatial[:2])
+                values = values.transpose(2, 3, 0, 1)
+            out[np.ix_(*masks)] = values
+        return out
+
+    def antisymmetrized(
+        self, p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray
+    ) -> np.ndarray:
+        """<pq||rs> = (pr|qs) - (ps|qr)."""
+        return self(p, r, q, s).transpose(0, 2, 1, 3) - self(p, s, q, r).transpose(0, 2, 3, 1)
+
+
+def _gather_antisymmetrized(
+    coulomb: _SpinCoulomb, index: list[np.ndarray], ranges: tuple[slice, ...]
+) -> np.ndarray:
+    """One block of an antisymmetrized class at these ranges of each index's sorted orbitals."""
+    return coulomb.antisymmetrized(*(position[r] for position, r in zip(index, ranges)))
 
 
 def spin_orbital_problem(
@@ -289,20 +317,14 @@ def spin_orbital_problem(
     ]
     n_occ_so = occ.size
     spin = np.array([s for s, _ in active])
-    # Spatial MO integrals (pq|rs) for each spin pair over the active orbitals of that spin.
     act = [np.array([p for s, p in active if s == sigma]) for sigma in (0, 1)]
     pos = [np.flatnonzero(spin == sigma) for sigma in (0, 1)]
     nso = len(active)
-    check_dense_build_fits(nso)
-    g = np.zeros((nso, nso, nso, nso))
-    for s1 in (0, 1):
-        for s2 in (0, 1):
-            c1, c2 = coeffs[s1][:, act[s1]], coeffs[s2][:, act[s2]]
-            block = mo_integrals(mf, (c1, c1, c2, c2))
-            g[np.ix_(pos[s1], pos[s1], pos[s2], pos[s2])] = block
-    # <pq||rs> = (pr|qs) - (ps|qr)
-    antisym = g.transpose(0, 2, 1, 3) - g.transpose(0, 2, 3, 1)
-    del g
+    # Each spin orbital's position among its own spin's active spatial orbitals.
+    spatial = np.empty(nso, dtype=int)
+    for sigma in (0, 1):
+        spatial[pos[sigma]] = np.arange(len(pos[sigma]))
+    coulomb = _SpinCoulomb(mf, [coeffs[sigma][:, act[sigma]] for sigma in (0, 1)], spin, spatial)
 
     # Natural -> sorted order of each space (Space sorts by spin, irrep, energy).
     sorted_index = {"o": np.array(occ.order), "v": n_occ_so + np.array(vir.order)}
@@ -310,8 +332,12 @@ def spin_orbital_problem(
     for name, generators in _INTEGRAL_SYMMETRY.items():
         idx = [sorted_index[c] for c in name]
         t = Tensor([spaces[c] for c in name], generators, name=f"<{name}>", context=ctx)
-        t.from_dense_(antisym[np.ix_(*idx)], atol=1e-9)
+        if t.dense_elements <= VERIFY_ELEMENTS:
+            t.from_dense_(coulomb.antisymmetrized(*idx), atol=1e-9)
+        else:
+            t.from_blocks_(functools.partial(_gather_antisymmetrized, coulomb, idx))
         eri[name] = t
+    del coulomb
     fock_so = np.zeros((nso, nso))
     for sigma in (0, 1):
         fock_so[np.ix_(pos[sigma], pos[sigma])] = fock_mo[sigma][np.ix_(act[sigma], act[sigma])]
