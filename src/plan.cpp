@@ -1,6 +1,7 @@
 #include "tilecc/plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -216,6 +217,13 @@ void ContractionPlan::build() {
   std::vector<Unit> units;
   TileTuple ta{}, tb{};
   std::vector<tile_t> u(nk), image(nk);
+  // A's irrep fixes the irrep of its last summed tile once every other tile is chosen, so only
+  // the tiles of that irrep are tried there (with D2h, an eighth of them).
+  std::array<std::vector<tile_t>, 8> last_by_irrep;
+  if (nk > 0)
+    for (tile_t t = 0; t < summed_space[nk - 1]->num_tiles(); ++t)
+      last_by_irrep[static_cast<std::size_t>(summed_space[nk - 1]->tile(t).irrep)].push_back(t);
+  const int last_summed = ~static_cast<int>(nk - 1);
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
     Unit task;
@@ -225,8 +233,7 @@ void ContractionPlan::build() {
     for (std::size_t p = 0; p < c_.labels.size(); ++p)
       (detail::find_label(rows, c_.labels[p]) >= 0 ? task.member.m : task.n) *=
           sc.space(static_cast<int>(p)).tile(tc[p]).extent;
-    std::fill(u.begin(), u.end(), 0);
-    for (;;) {
+    auto visit = [&] {
       for (std::size_t p = 0; p < src_a.size(); ++p)
         ta[p] = src_a[p] >= 0 ? tc[src_a[p]] : u[static_cast<std::size_t>(~src_a[p])];
       for (std::size_t p = 0; p < src_b.size(); ++p)
@@ -240,25 +247,43 @@ void ContractionPlan::build() {
         canonical = !std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end());
         stabiliser += image == u ? 1 : 0;
       }
-      if (canonical) {
-        const BlockRef ra = *sa.locate(ta.data());
-        const BlockRef rb = *sb.locate(tb.data());
-        Product pr;
-        pr.a_slot = ra.slot;
-        pr.b_slot = rb.slot;
-        pr.recipe = recipe_for(ra.axes, rb.axes);
-        pr.scale = ra.sign * rb.sign * static_cast<double>(h.size()) / stabiliser;
-        pr.k = 1;
-        for (std::size_t q = 0; q < nk; ++q) pr.k *= summed_space[q]->tile(u[q]).extent;
-        products_.push_back(pr);
-        const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-        permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
-        task.flops += 2.0 * static_cast<double>(task.member.m) * static_cast<double>(task.n) *
-                      static_cast<double>(pr.k);
+      if (!canonical) return;
+      const BlockRef ra = *sa.locate(ta.data());
+      const BlockRef rb = *sb.locate(tb.data());
+      Product pr;
+      pr.a_slot = ra.slot;
+      pr.b_slot = rb.slot;
+      pr.recipe = recipe_for(ra.axes, rb.axes);
+      pr.scale = ra.sign * rb.sign * static_cast<double>(h.size()) / stabiliser;
+      pr.k = 1;
+      for (std::size_t q = 0; q < nk; ++q) pr.k *= summed_space[q]->tile(u[q]).extent;
+      products_.push_back(pr);
+      const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
+      permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
+      task.flops += 2.0 * static_cast<double>(task.member.m) * static_cast<double>(task.n) *
+                    static_cast<double>(pr.k);
+    };
+    if (nk == 0) {
+      visit();
+    } else {
+      // Odometer over all summed tiles but the last, which takes only the tiles of its irrep.
+      std::fill(u.begin(), u.end(), 0);
+      for (;;) {
+        int irrep = sa.irrep();
+        for (std::size_t p = 0; p < src_a.size(); ++p)
+          if (src_a[p] != last_summed)
+            irrep ^=
+                sa.space(static_cast<int>(p))
+                    .tile(src_a[p] >= 0 ? tc[src_a[p]] : u[static_cast<std::size_t>(~src_a[p])])
+                    .irrep;
+        for (tile_t t : last_by_irrep[static_cast<std::size_t>(irrep)]) {
+          u[nk - 1] = t;
+          visit();
+        }
+        std::size_t q = nk - 1;
+        while (q > 0 && ++u[q - 1] == summed_space[q - 1]->num_tiles()) u[--q] = 0;
+        if (q == 0) break;
       }
-      std::size_t q = nk;
-      while (q > 0 && ++u[q - 1] == summed_space[q - 1]->num_tiles()) u[--q] = 0;
-      if (q == 0) break;
     }
     task.last = num_products();
     if (task.last > task.member.first) {
