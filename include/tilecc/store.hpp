@@ -42,6 +42,7 @@ class MemoryStore final : public BlockStore {
 
  private:
   struct Free {
+    std::size_t mapped_bytes = 0;  ///< size of the mapping, or 0 for a malloc'ed store
     void operator()(double* p) const;
   };
   std::unique_ptr<double[], Free> data_;

@@ -153,8 +153,13 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     woooo = new([o, o, o, o], PAIR, name="Woooo")
     woooo["klij"] = oooo["kilj"] + ovoo["lcki"] * t1["jc"] + ovoo["kclj"] * t1["ic"]
     woooo["klij"] += ovov["kcld"] * tau["ijcd"]
-    wvvvv = new([v, v, v, v], PAIR, name="Wvvvv")
-    wvvvv["abcd"] = vvvv["acbd"] - ovvv["kdac"] * t1["kb"] - ovvv["kcbd"] * t1["ka"]
+    # The ladder's t1 dressing, -(kd|ac) t_k^b - (kc|bd) t_k^a, is applied through the o^3 v
+    # intermediate Y_kaij = (kd|ac) tau_ij^cd instead of a dressed v^4 copy of (ac|bd): the second
+    # term is the first with (i,a) and (j,b) swapped.
+    y = new([o, v, o, o], name="ovvv.tau")
+    y["kaij"] = ovvv["kdac"] * tau["ijcd"]
+    ladder_t1 = new([o, o, v, v], name="ladder.t1")
+    ladder_t1["ijab"] = y["kaij"] * t1["kb"]
     half_t2 = new([o, o, v, v], name="t2/2+t1t1")
     half_t2["ilda"] = 0.5 * t2["ilda"]
     half_t2["ilda"] += t1["id"] * t1["la"]
@@ -168,7 +173,8 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     wvovo["akci"] -= ovov["lckd"] * half_t2["ilda"]
 
     t2new["ijab"] += woooo["klij"] * tau["klab"]
-    t2new["ijab"] += wvvvv["abcd"] * tau["ijcd"]
+    t2new["ijab"] += vvvv["acbd"] * tau["ijcd"]
+    t2new["ijab"] -= ladder_t1["ijab"] + ladder_t1["jiba"]
     r = new([o, o, v, v], name="ring")
     r["ijab"] = lvv["ac"] * t2["ijcb"] - loo["ki"] * t2["kjab"]
     r["ijab"] += 2.0 * wvoov["akic"] * t2["kjcb"]
