@@ -11,11 +11,10 @@ namespace tilecc {
 namespace {
 
 // Stores of at least glibc's initial mmap threshold (128 KiB) are mapped from the kernel directly,
-// not taken from malloc: glibc
-// raises its mmap threshold to the size of any mapped block freed, after which a CC iteration's
-// intermediates (allocated and freed in changing order) come from its heap, fragment it, and the
-// process grows from one iteration to the next. A mapping goes back to the kernel when freed, and
-// its pages arrive zeroed.
+// not taken from malloc: glibc raises its threshold to the size of any mapped block freed, after
+// which a CC iteration's intermediates (allocated and freed in changing order) come from its
+// heap, fragment it, and the process grows from one iteration to the next. A mapping goes back
+// to the kernel when freed, and its pages arrive zeroed.
 constexpr std::size_t mapped_from_bytes = std::size_t{1} << 17;
 
 }  // namespace
