@@ -31,7 +31,7 @@ TEST(Permute, MatchesReferenceOnRandomCases) {
       size *= extents[k];
     }
     Axes axes{};
-    std::iota(axes.begin(), axes.begin() + rank, std::int8_t{0});
+    std::iota(axes.begin(), axes.end(), std::int8_t{0});  // identity; the first rank are shuffled
     std::shuffle(axes.begin(), axes.begin() + rank, rng);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     std::vector<double> src(static_cast<std::size_t>(size)), fast(src.size()), ref(src.size());
