@@ -18,6 +18,16 @@ WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
 tilecc = run_cli
 
 
+def run_water(tmp_path: Path, method: str, *options: str) -> dict:
+    """`tilecc run` on the bundled water (6-31G) with --json; its result, after a clean exit."""
+    out = tmp_path / "water.json"
+    run = tilecc(
+        "run", str(WATER), "--basis", "6-31g", "--method", method, *options, "--json", str(out)
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(out.read_text())
+
+
 def water_rhf():
     mol = gto.M(atom=str(WATER), basis="6-31g", symmetry=True, verbose=0)
     return scf.RHF(mol).run(conv_tol=1e-12)
@@ -31,25 +41,7 @@ def pyscf_water_ccsd():
 
 
 def test_ccsd_json_matches_pyscf(tmp_path):
-    out = tmp_path / "water.json"
-    run = tilecc(
-        "run",
-        str(WATER),
-        "--basis",
-        "6-31g",
-        "--method",
-        "ccsd",
-        "--tile",
-        "4",
-        "--threads",
-        "2",
-        "--conv-tol",
-        "1e-10",
-        "--json",
-        str(out),
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    result = json.loads(out.read_text())
+    result = run_water(tmp_path, "ccsd", "--tile", "4", "--threads", "2", "--conv-tol", "1e-10")
     ref = pyscf_water_ccsd()
     assert result["e_tot"] == pytest.approx(ref.e_tot, abs=1e-8)
     assert result["converged"] is True and result["e_t"] is None
@@ -72,23 +64,7 @@ def test_ccsd_json_matches_pyscf(tmp_path):
 
 
 def test_ccsd_t_json_matches_pyscf(tmp_path):
-    out = tmp_path / "water.json"
-    run = tilecc(
-        "run",
-        str(WATER),
-        "--basis",
-        "6-31g",
-        "--method",
-        "ccsd(t)",
-        "--conv-tol",
-        "1e-11",
-        "--conv-tol-normt",
-        "1e-8",
-        "--json",
-        str(out),
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    result = json.loads(out.read_text())
+    result = run_water(tmp_path, "ccsd(t)", "--conv-tol", "1e-11", "--conv-tol-normt", "1e-8")
     ref = pyscf_water_ccsd()
     e_t = ref.ccsd_t()
     assert result["e_t"] == pytest.approx(e_t, abs=1e-9)
@@ -97,21 +73,7 @@ def test_ccsd_t_json_matches_pyscf(tmp_path):
 
 
 def test_ccd_matches_pyscf_equations_with_singles_held_at_zero(tmp_path):
-    out = tmp_path / "ccd.json"
-    run = tilecc(
-        "run",
-        str(WATER),
-        "--basis",
-        "6-31g",
-        "--method",
-        "ccd",
-        "--no-symmetry",
-        "--conv-tol",
-        "1e-10",
-        "--json",
-        str(out),
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
+    result = run_water(tmp_path, "ccd", "--no-symmetry", "--conv-tol", "1e-10")
     mf = water_rhf()
     ref = cc.GCCSD(scf.addons.convert_to_ghf(mf), frozen=2)
     eris = ref.ao2mo()
@@ -124,7 +86,7 @@ def test_ccd_matches_pyscf_equations_with_singles_held_at_zero(tmp_path):
         if abs(e - e_old) < 1e-12:
             break
         e_old = e
-    assert json.loads(out.read_text())["e_corr"] == pytest.approx(e, abs=1e-8)
+    assert result["e_corr"] == pytest.approx(e, abs=1e-8)
 
 
 def test_non_convergence_is_reported_and_results_kept(tmp_path):
