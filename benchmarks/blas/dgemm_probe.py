@@ -66,6 +66,8 @@ def main() -> None:
             ctypes.byref(ni),
         )
 
+    # Timed here rather than with tilecc.measure.best_time: importing tilecc would load its own
+    # BLAS into this process, next to the one being measured.
     run()
     best = float("inf")
     for _ in range(repeats):
