@@ -16,8 +16,8 @@ whole integral class, is built, except to check the irrep labels of small classe
 
 from __future__ import annotations
 
-import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,11 +132,7 @@ def restricted_problem(
         t = Tensor(
             [spaces[x] for x in name], _SPATIAL_SYMMETRY[name], name=f"({name})", context=ctx
         )
-        if t.dense_elements <= VERIFY_ELEMENTS:
-            # Through a dense array, which checks its symmetry and sparsity: the irrep labels.
-            t.from_dense_(integrals.block(*index), atol=1e-9)
-        else:
-            t.from_blocks_(functools.partial(_gather, integrals, index))
+        _load_class(t, integrals.block, index)
         eri[name] = t
     del sources
     fock_mo = mf.mo_coeff.T @ mf.get_fock() @ mf.mo_coeff
@@ -150,11 +146,15 @@ def restricted_problem(
     return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), nfrozen)
 
 
-def _gather(
-    integrals: PackedIntegrals, index: list[np.ndarray], ranges: tuple[slice, ...]
-) -> np.ndarray:
-    """One block of a class: the integrals at these ranges of each index's sorted orbitals."""
-    return integrals.block(*(position[r] for position, r in zip(index, ranges)))
+def _load_class(t: Tensor, read: Callable[..., np.ndarray], index: list[np.ndarray]) -> None:
+    """Fill an integral class with ``read(p, q, r, s)`` (arrays of orbital positions in the
+    source), ``index[k]`` giving the source position of each sorted orbital of index k. Small
+    classes go through one dense array, which checks its symmetry and sparsity (so the irrep
+    labels); larger ones are gathered block by block."""
+    if t.dense_elements <= VERIFY_ELEMENTS:
+        t.from_dense_(read(*index), atol=1e-9)
+    else:
+        t.from_blocks_(lambda ranges: read(*(position[r] for position, r in zip(index, ranges))))
 
 
 def _integral_sources(
@@ -250,13 +250,6 @@ class _SpinCoulomb:
         return self(p, r, q, s).transpose(0, 2, 1, 3) - self(p, s, q, r).transpose(0, 2, 3, 1)
 
 
-def _gather_antisymmetrized(
-    coulomb: _SpinCoulomb, index: list[np.ndarray], ranges: tuple[slice, ...]
-) -> np.ndarray:
-    """One block of an antisymmetrized class at these ranges of each index's sorted orbitals."""
-    return coulomb.antisymmetrized(*(position[r] for position, r in zip(index, ranges)))
-
-
 def spin_orbital_problem(
     mf: Any, *, frozen: int | None = None, tile: int = 16, context: Context | None = None
 ) -> SpinOrbitalProblem:
@@ -332,10 +325,7 @@ def spin_orbital_problem(
     for name, generators in _INTEGRAL_SYMMETRY.items():
         idx = [sorted_index[c] for c in name]
         t = Tensor([spaces[c] for c in name], generators, name=f"<{name}>", context=ctx)
-        if t.dense_elements <= VERIFY_ELEMENTS:
-            t.from_dense_(coulomb.antisymmetrized(*idx), atol=1e-9)
-        else:
-            t.from_blocks_(functools.partial(_gather_antisymmetrized, coulomb, idx))
+        _load_class(t, coulomb.antisymmetrized, idx)
         eri[name] = t
     del coulomb
     fock_so = np.zeros((nso, nso))
