@@ -226,31 +226,9 @@ void bind_contract(nb::module_& m) {
       .def(
           "energy_for_i",
           [](const kernels::ClosedShellTriples& triples, extent_t i, Executor& ex) {
-            const extent_t no = triples.occupied();
-            TILECC_CHECK(i >= 0 && i < no, "energy_for_i: i must lie in [0, ", no, ").");
-            // Tasks: the pairs i <= j <= k, each weighted by the orderings of (i, j, k).
-            std::vector<std::pair<extent_t, extent_t>> pairs;
-            std::vector<double> costs;
-            for (extent_t j = i; j < no; ++j)
-              for (extent_t k = j; k < no; ++k) {
-                pairs.emplace_back(j, k);
-                costs.push_back(static_cast<double>(triples.elements(i, j, k)));
-              }
-            std::vector<double> partial(static_cast<std::size_t>(ex.threads()), 0.0);
-            {
-              nb::gil_scoped_release release;
-              blas::ensure_loaded();
-              ex.run({costs}, [&](task_id_t t, int worker) {
-                const auto [j, k] = pairs[static_cast<std::size_t>(t)];
-                const double weight = (i == j && j == k) ? 1.0 : (i == j || j == k) ? 3.0 : 6.0;
-                double* scratch = ex.workspace(worker).a.get(triples.scratch_doubles());
-                partial[static_cast<std::size_t>(worker)] +=
-                    weight * triples.energy(i, j, k, scratch);
-              });
-            }
-            double sum = 0.0;
-            for (double p : partial) sum += p;
-            return sum;
+            nb::gil_scoped_release release;
+            blas::ensure_loaded();
+            return triples.energy_for(i, ex);
           },
           nb::arg("i"), nb::arg("executor"));
 
