@@ -13,9 +13,9 @@ Chem. 14 (2000)). The summand is symmetric in (i, j, k), so only chunk triples I
 computed, weighted by their number of orderings; no o^3 v^3 array is ever formed, only
 chunk^3 v^3 for one task.
 
-Current form: each task works on dense NumPy slices of t2 and the integrals (o v^3 at most),
-which bounds it to small and medium molecules; moving the tasks onto the engine's blocks is the
-next step.
+The spin-orbital form runs each task on dense NumPy slices of t2 and the integrals (o v^3 at
+most), which bounds it to small and medium molecules; the closed-shell form runs in C++ on the
+engine's workers (see restricted_triples).
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ from tilecc.space import Space
 from tilecc.tensor import Tensor
 
 #: Largest W (and V) a spin-orbital (T) task may hold, in doubles (2 MiB each): small enough
-#: that a task's arrays stay in cache, which measured 8x faster than one task holding
-#: everything (water, cc-pVDZ: 0.57 s against 4.9 s, 2026-11-22).
+#: that a task's arrays stay in cache rather than streaming from memory.
 TASK_DOUBLES = 1 << 18
 
 
