@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include "detail/labels.hpp"
@@ -14,60 +15,92 @@
 namespace tilecc {
 namespace {
 
-LabelList concat(const LabelList& x, const LabelList& y) {
-  LabelList r = x;
-  r.insert(r.end(), y.begin(), y.end());
+// The plan's labels as small integers (C's labels first, then the summed ones), so that working
+// out block layouts compares bytes instead of strings. Each list holds at most one operand's
+// labels.
+class Ids {
+ public:
+  Ids() = default;
+  Ids(const std::int8_t* first, const std::int8_t* last) {
+    for (; first != last; ++first) push_back(*first);
+  }
+  void push_back(int id) { ids_[static_cast<std::size_t>(size_++)] = static_cast<std::int8_t>(id); }
+  int size() const { return size_; }
+  int operator[](int j) const { return ids_[static_cast<std::size_t>(j)]; }
+  const std::int8_t* begin() const { return ids_.data(); }
+  const std::int8_t* end() const { return ids_.data() + size_; }
+  /** Position of `id`, or -1. */
+  int find(int id) const {
+    for (int j = 0; j < size_; ++j)
+      if (ids_[static_cast<std::size_t>(j)] == id) return j;
+    return -1;
+  }
+  bool operator==(const Ids& other) const {
+    return std::equal(begin(), end(), other.begin(), other.end());
+  }
+
+ private:
+  std::array<std::int8_t, max_rank> ids_{};
+  int size_ = 0;
+};
+
+Ids concat(const Ids& x, const Ids& y) {
+  Ids r = x;
+  for (int id : y) r.push_back(id);
   return r;
 }
 
 // Labels carried by the axes of the stored block that `axes` reads: stored axis axes[j] carries
 // the operand's j-th label.
-LabelList stored_labels(const LabelList& labels, const Axes& axes) {
-  LabelList s(labels.size());
-  for (std::size_t j = 0; j < labels.size(); ++j) s[static_cast<std::size_t>(axes[j])] = labels[j];
-  return s;
+Ids stored_labels(const Ids& labels, const Axes& axes) {
+  std::array<std::int8_t, max_rank> s{};
+  for (int j = 0; j < labels.size(); ++j)
+    s[static_cast<std::size_t>(axes[static_cast<std::size_t>(j)])] =
+        static_cast<std::int8_t>(labels[j]);
+  return Ids(s.data(), s.data() + labels.size());
 }
 
 // Axes that turn a block whose axes carry `from` into one whose axes carry `to`.
-Axes axes_between(const LabelList& from, const LabelList& to) {
+Axes axes_between(const Ids& from, const Ids& to) {
   Axes axes{};
-  for (std::size_t j = 0; j < to.size(); ++j)
-    axes[j] = static_cast<std::int8_t>(detail::find_label(from, to[j]));
+  for (int j = 0; j < to.size(); ++j)
+    axes[static_cast<std::size_t>(j)] = static_cast<std::int8_t>(from.find(to[j]));
   return axes;
 }
 
 struct InPlace {
-  LabelList summed_order;
+  Ids summed_order;
   bool fixed_first;  // the stored block is [fixed..., summed...]
 };
 
 // Can a stored block whose axes carry `stored` be read in place as a matrix with the `fixed`
 // labels (in this order) on one side and all summed labels on the other?
-std::optional<InPlace> in_place(const LabelList& stored, const LabelList& fixed) {
-  const std::size_t nf = fixed.size(), n = stored.size();
+std::optional<InPlace> in_place(const Ids& stored, const Ids& fixed) {
+  const int nf = fixed.size(), n = stored.size();
   if (std::equal(fixed.begin(), fixed.end(), stored.begin()))
-    return InPlace{LabelList(stored.begin() + static_cast<std::ptrdiff_t>(nf), stored.end()), true};
-  if (std::equal(fixed.begin(), fixed.end(), stored.begin() + static_cast<std::ptrdiff_t>(n - nf)))
-    return InPlace{LabelList(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(n - nf)),
-                   false};
+    return InPlace{Ids(stored.begin() + nf, stored.end()), true};
+  if (std::equal(fixed.begin(), fixed.end(), stored.begin() + (n - nf)))
+    return InPlace{Ids(stored.begin(), stored.begin() + (n - nf)), false};
   return std::nullopt;
 }
 
 // Permutations of the summed labels (as maps of summed-label indices) that a symmetry element of
-// `op` realises while fixing its other labels, with that element's sign.
-std::map<std::vector<int>, int> summed_symmetries(const Operand& op, const LabelList& summed) {
+// an operand with these label ids realises while fixing its other labels, with that element's
+// sign.
+std::map<std::vector<int>, int> summed_symmetries(const BlockShape& shape, const Ids& labels,
+                                                  const Ids& summed) {
   std::map<std::vector<int>, int> found;
-  for (const SymmetryElement& g : op.shape->group().elements()) {
-    std::vector<int> rho(summed.size(), -1);
+  for (const SymmetryElement& g : shape.group().elements()) {
+    std::vector<int> rho(static_cast<std::size_t>(summed.size()), -1);
     bool fixes_others = true;
-    for (std::size_t p = 0; p < op.labels.size(); ++p) {
-      const int from = detail::find_label(summed, op.labels[p]);
-      const auto gp = static_cast<std::size_t>(g.perm[p]);
+    for (int p = 0; p < labels.size(); ++p) {
+      const int from = summed.find(labels[p]);
+      const int gp = g.perm[static_cast<std::size_t>(p)];
       if (from < 0) {
         fixes_others = fixes_others && gp == p;
         continue;
       }
-      rho[static_cast<std::size_t>(from)] = detail::find_label(summed, op.labels[gp]);
+      rho[static_cast<std::size_t>(from)] = summed.find(labels[gp]);
     }
     if (fixes_others && std::find(rho.begin(), rho.end(), -1) == rho.end())
       found.emplace(std::move(rho), g.sign);
@@ -118,31 +151,38 @@ void ContractionPlan::build() {
   const BlockShape& sc = *c_.shape;
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
-  LabelList rows, cols, summed;  // M (C order), N (C order), K (A order)
-  for (const std::string& l : c_.labels)
-    (detail::find_label(a_.labels, l) >= 0 ? rows : cols).push_back(l);
-  for (const std::string& l : a_.labels)
-    if (detail::find_label(c_.labels, l) < 0) summed.push_back(l);
+  // Label ids: C's labels are 0..nc-1 by position, the summed ones nc.. in A's order.
+  const int nc = sc.rank();
+  Ids c_ids, a_ids, b_ids, rows, cols, summed;  // M (C order), N (C order), K (A order)
+  for (int p = 0; p < nc; ++p) c_ids.push_back(p);
+  for (const std::string& l : a_.labels) {
+    const int pc = detail::find_label(c_.labels, l);
+    a_ids.push_back(pc >= 0 ? pc : nc + summed.size());
+    if (pc < 0) summed.push_back(nc + summed.size());
+  }
+  for (const std::string& l : b_.labels) {
+    const int pc = detail::find_label(c_.labels, l);
+    b_ids.push_back(pc >= 0 ? pc : a_ids[detail::find_label(a_.labels, l)]);
+  }
+  for (int p = 0; p < nc; ++p) (a_ids.find(p) >= 0 ? rows : cols).push_back(p);
 
   dense_flops_ = 2.0;
-  for (std::size_t p = 0; p < c_.labels.size(); ++p)
-    dense_flops_ *= static_cast<double>(sc.space(static_cast<int>(p)).size());
-  for (const std::string& l : summed)
-    dense_flops_ *= static_cast<double>(sa.space(detail::find_label(a_.labels, l)).size());
+  for (int p = 0; p < nc; ++p) dense_flops_ *= static_cast<double>(sc.space(p).size());
+  for (int id : summed) dense_flops_ *= static_cast<double>(sa.space(a_ids.find(id)).size());
 
-  if (c_.labels == concat(rows, cols)) {
+  const Ids r_labels = concat(rows, cols);
+  if (c_ids == r_labels) {
     output_ = Output::direct;
-  } else if (c_.labels == concat(cols, rows)) {
+  } else if (c_ids == concat(cols, rows)) {
     output_ = Output::transposed;
   } else {
     output_ = Output::buffered;
   }
-  const LabelList r_labels = concat(rows, cols);
-  for (const std::string& l : r_labels) r_positions_.push_back(detail::find_label(c_.labels, l));
-  output_axes_ = axes_between(r_labels, c_.labels);
+  r_positions_.assign(r_labels.begin(), r_labels.end());  // a C label's id is its position
+  output_axes_ = axes_between(r_labels, c_ids);
 
   // H: summed-label permutations realised by both operands. Opposite signs mean A*B sums to 0.
-  const auto ha = summed_symmetries(a_, summed), hb = summed_symmetries(b_, summed);
+  const auto ha = summed_symmetries(sa, a_ids, summed), hb = summed_symmetries(sb, b_ids, summed);
   std::vector<std::vector<int>> h;
   for (const auto& [rho, sign] : ha) {
     auto it = hb.find(rho);
@@ -155,34 +195,18 @@ void ContractionPlan::build() {
   }
   summed_symmetry_order_ = static_cast<int>(h.size());
 
-  // Where each operand index takes its tile from: an output position (>= 0) or summed label ~k.
-  auto sources = [&](const Operand& op) {
-    std::vector<int> src;
-    for (const std::string& l : op.labels) {
-      const int pc = detail::find_label(c_.labels, l);
-      src.push_back(pc >= 0 ? pc : ~detail::find_label(summed, l));
-    }
-    return src;
-  };
-  const std::vector<int> src_a = sources(a_), src_b = sources(b_);
-  std::vector<const IndexSpace*> summed_space;
-  for (const std::string& l : summed)
-    summed_space.push_back(&sa.space(detail::find_label(a_.labels, l)));
-  const auto nk = summed.size();
-
-  std::map<std::uint64_t, std::int32_t> recipe_of;
-  auto recipe_for = [&](const Axes& axa, const Axes& axb) {
-    std::uint64_t key = 0;
-    for (int j = 0; j < sa.rank(); ++j)
-      key = key * 8 + static_cast<std::uint64_t>(axa[static_cast<std::size_t>(j)]);
-    for (int j = 0; j < sb.rank(); ++j)
-      key = key * 8 + static_cast<std::uint64_t>(axb[static_cast<std::size_t>(j)]);
-    if (auto it = recipe_of.find(key); it != recipe_of.end()) return it->second;
-    const LabelList stored_a = stored_labels(a_.labels, axa),
-                    stored_b = stored_labels(b_.labels, axb);
+  // A recipe depends only on the symmetry elements that map the A and B blocks to their stored
+  // ones, so it is cached by that pair.
+  const std::size_t order_b = sb.group().order();
+  std::vector<std::int32_t> recipe_of(sa.group().order() * order_b, -1);
+  auto recipe_for = [&](const BlockRef& ra, const BlockRef& rb) {
+    std::int32_t& id = recipe_of[static_cast<std::size_t>(ra.element) * order_b +
+                                 static_cast<std::size_t>(rb.element)];
+    if (id >= 0) return id;
+    const Ids stored_a = stored_labels(a_ids, ra.axes), stored_b = stored_labels(b_ids, rb.axes);
     Recipe r;
     const auto da = in_place(stored_a, rows), db = in_place(stored_b, cols);
-    LabelList order;
+    Ids order;
     if (da) {
       order = da->summed_order;
       r.a.trans = !da->fixed_first;
@@ -194,7 +218,7 @@ void ContractionPlan::build() {
       r.b.permute = true;
     }
     if (!da) {
-      if (!db) order = LabelList(summed);  // neither in place: K in A's label order
+      if (!db) order = summed;  // neither in place: K in A's label order
       r.a.permute = true;
       if (!db) r.b.permute = true;
     }
@@ -202,136 +226,204 @@ void ContractionPlan::build() {
     if (r.a.permute) r.a.axes = r.a_rows;
     if (r.b.permute) r.b.axes = axes_between(stored_b, concat(order, cols));
     recipes_.push_back(r);
-    const auto id = static_cast<std::int32_t>(recipes_.size() - 1);
-    recipe_of.emplace(key, id);
+    id = static_cast<std::int32_t>(recipes_.size() - 1);
     return id;
   };
 
-  // One unit per canonical output block with products; units are stacked into tasks below.
-  struct Unit {
-    Member member;
-    extent_t n = 1;
-    std::int64_t last = 0;
-    double flops = 0.0;
-  };
-  std::vector<Unit> units;
-  TileTuple ta{}, tb{};
-  std::vector<tile_t> u(nk), image(nk);
+  // The walk over tile tuples keeps each operand block's index in its tile grid as a sum of
+  // tile * stride, so that locating a block is one table lookup. Strides per output position and
+  // per summed label (0 where the operand does not have the label).
+  const auto nk = static_cast<std::size_t>(summed.size());
+  std::array<block_id_t, 2 * max_rank> a_stride{}, b_stride{};  // by label id
+  for (int p = 0; p < sa.rank(); ++p)
+    a_stride[static_cast<std::size_t>(a_ids[p])] = sa.grid_stride(p);
+  for (int p = 0; p < sb.rank(); ++p)
+    b_stride[static_cast<std::size_t>(b_ids[p])] = sb.grid_stride(p);
+  std::vector<const IndexSpace*> summed_space;
+  for (int id : summed) {
+    summed_space.push_back(&sa.space(a_ids.find(id)));
+    if (summed_space.back()->num_tiles() == 0) return;  // an empty sum: no products
+  }
   // A's irrep fixes the irrep of its last summed tile once every other tile is chosen, so only
   // the tiles of that irrep are tried there (with D2h, an eighth of them).
   std::array<std::vector<tile_t>, 8> last_by_irrep;
   if (nk > 0)
     for (tile_t t = 0; t < summed_space[nk - 1]->num_tiles(); ++t)
       last_by_irrep[static_cast<std::size_t>(summed_space[nk - 1]->tile(t).irrep)].push_back(t);
-  const int last_summed = ~static_cast<int>(nk - 1);
+  const block_id_t a_last = nk > 0 ? a_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
+  const block_id_t b_last = nk > 0 ? b_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
+
+  std::vector<Unit> units;
+  units.reserve(static_cast<std::size_t>(sc.num_blocks()));
+  std::vector<tile_t> u(nk), image(nk);
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
-    Unit task;
-    task.member.c_slot = slot;
-    task.member.first = num_products();
-    task.member.m = 1;
-    for (std::size_t p = 0; p < c_.labels.size(); ++p)
-      (detail::find_label(rows, c_.labels[p]) >= 0 ? task.member.m : task.n) *=
-          sc.space(static_cast<int>(p)).tile(tc[p]).extent;
-    auto visit = [&] {
-      for (std::size_t p = 0; p < src_a.size(); ++p)
-        ta[p] = src_a[p] >= 0 ? tc[src_a[p]] : u[static_cast<std::size_t>(~src_a[p])];
-      for (std::size_t p = 0; p < src_b.size(); ++p)
-        tb[p] = src_b[p] >= 0 ? tc[src_b[p]] : u[static_cast<std::size_t>(~src_b[p])];
-      // Spin and irreps reject most tuples, and cost less to test than the H-orbit.
-      bool canonical = sa.allowed(ta.data()) && sb.allowed(tb.data());
-      // Keep one tuple per H-orbit (the smallest), weighted by the orbit's size.
-      int stabiliser = 0;
-      for (std::size_t r = 0; canonical && r < h.size(); ++r) {
-        for (std::size_t q = 0; q < nk; ++q) image[q] = u[static_cast<std::size_t>(h[r][q])];
-        canonical = !std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end());
-        stabiliser += image == u ? 1 : 0;
+    Unit unit;
+    unit.member.c_slot = slot;
+    unit.member.first = num_products();
+    unit.member.m = 1;
+    block_id_t a_base = 0, b_base = 0;
+    int row_irrep = sa.irrep();
+    for (int p = 0; p < nc; ++p) {
+      const Tile& tile = sc.space(p).tile(tc[p]);
+      const auto pu = static_cast<std::size_t>(p);
+      a_base += static_cast<block_id_t>(tc[p]) * a_stride[pu];
+      b_base += static_cast<block_id_t>(tc[p]) * b_stride[pu];
+      if (a_ids.find(p) >= 0) {
+        unit.member.m *= tile.extent;
+        row_irrep ^= tile.irrep;
+      } else {
+        unit.n *= tile.extent;
       }
-      if (!canonical) return;
-      const BlockRef ra = *sa.locate(ta.data());
-      const BlockRef rb = *sb.locate(tb.data());
+    }
+    auto add_product = [&](block_id_t a_id, block_id_t b_id, extent_t k) {
+      const auto ra = sa.locate_id(a_id);
+      if (!ra) return;  // spin or irreps make the A block zero
+      const auto rb = sb.locate_id(b_id);
+      if (!rb) return;
+      // Keep one summed tuple per H-orbit (the smallest), weighted by the orbit's size.
+      int stabiliser = 1;
+      if (h.size() > 1) {
+        stabiliser = 0;
+        for (const std::vector<int>& rho : h) {
+          for (std::size_t q = 0; q < nk; ++q) image[q] = u[static_cast<std::size_t>(rho[q])];
+          if (std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end())) return;
+          stabiliser += image == u ? 1 : 0;
+        }
+      }
       Product pr;
-      pr.a_slot = ra.slot;
-      pr.b_slot = rb.slot;
-      pr.recipe = recipe_for(ra.axes, rb.axes);
-      pr.scale = ra.sign * rb.sign * static_cast<double>(h.size()) / stabiliser;
-      pr.k = 1;
-      for (std::size_t q = 0; q < nk; ++q) pr.k *= summed_space[q]->tile(u[q]).extent;
+      pr.a_slot = ra->slot;
+      pr.b_slot = rb->slot;
+      pr.recipe = recipe_for(*ra, *rb);
+      pr.scale = ra->sign * rb->sign * static_cast<double>(h.size()) / stabiliser;
+      pr.k = k;
       products_.push_back(pr);
       const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
       permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
-      task.flops += 2.0 * static_cast<double>(task.member.m) * static_cast<double>(task.n) *
-                    static_cast<double>(pr.k);
+      unit.flops += 2.0 * static_cast<double>(unit.member.m) * static_cast<double>(unit.n) *
+                    static_cast<double>(k);
     };
     if (nk == 0) {
-      visit();
+      add_product(a_base, b_base, 1);
     } else {
       // Odometer over all summed tiles but the last, which takes only the tiles of its irrep.
       std::fill(u.begin(), u.end(), 0);
       for (;;) {
-        int irrep = sa.irrep();
-        for (std::size_t p = 0; p < src_a.size(); ++p)
-          if (src_a[p] != last_summed)
-            irrep ^=
-                sa.space(static_cast<int>(p))
-                    .tile(src_a[p] >= 0 ? tc[src_a[p]] : u[static_cast<std::size_t>(~src_a[p])])
-                    .irrep;
+        block_id_t a_id = a_base, b_id = b_base;
+        extent_t k = 1;
+        int irrep = row_irrep;
+        for (std::size_t q = 0; q + 1 < nk; ++q) {
+          const Tile& tile = summed_space[q]->tile(u[q]);
+          a_id += static_cast<block_id_t>(u[q]) * a_stride[static_cast<std::size_t>(nc) + q];
+          b_id += static_cast<block_id_t>(u[q]) * b_stride[static_cast<std::size_t>(nc) + q];
+          k *= tile.extent;
+          irrep ^= tile.irrep;
+        }
         for (tile_t t : last_by_irrep[static_cast<std::size_t>(irrep)]) {
           u[nk - 1] = t;
-          visit();
+          add_product(a_id + static_cast<block_id_t>(t) * a_last,
+                      b_id + static_cast<block_id_t>(t) * b_last,
+                      k * summed_space[nk - 1]->tile(t).extent);
         }
         std::size_t q = nk - 1;
         while (q > 0 && ++u[q - 1] == summed_space[q - 1]->num_tiles()) u[--q] = 0;
         if (q == 0) break;
       }
     }
-    task.last = num_products();
-    if (task.last > task.member.first) {
-      executed_flops_ += task.flops;
-      units.push_back(task);
+    unit.last = num_products();
+    if (unit.last > unit.member.first) {
+      executed_flops_ += unit.flops;
+      units.push_back(unit);
     }
   }
   if (layout_ == PlanLayout::tce) {
     // TCE's tasks: one per output block, in loop (slot) order, never stacked.
     std::vector<slot_t> task_slots;
-    for (const Unit& un : units) {
-      stack({un.member}, un.n, un.last - un.member.first, {un.flops});
-      task_slots.push_back(un.member.c_slot);
+    for (std::size_t i = 0; i < units.size(); ++i) {
+      stack(units, {&i, 1});
+      task_slots.push_back(units[i].member.c_slot);
     }
     build_tce_loop(task_slots);
     return;
   }
+  const StackingGroups groups = group_by_b_reads(units);
+  for (std::size_t g = 0; g + 1 < groups.starts.size(); ++g)
+    stack(
+        units,
+        std::span(groups.units).subspan(groups.starts[g], groups.starts[g + 1] - groups.starts[g]));
+}
+
+ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
+    const std::vector<Unit>& units) const {
   // Units whose products read the same B blocks, laid out alike, in the same order can share
-  // GEMMs: group them by that signature (in order of first appearance) and stack their rows.
-  auto b_layout = [&](const Product& pr) {
-    const OperandLayout& b = recipes_[static_cast<std::size_t>(pr.recipe)].b;
-    std::int64_t key = (b.permute ? 2 : 0) + (b.trans ? 1 : 0);
-    for (int j = 0; j < sb.rank(); ++j) key = key * 8 + b.axes[static_cast<std::size_t>(j)];
-    return key;
+  // GEMMs. Units are sorted by a hash of that signature and compared exactly within a run of
+  // equal hashes; groups keep the order of their first unit, and units their order in a group.
+  std::vector<std::uint64_t> b_layout;  // per recipe
+  for (const Recipe& r : recipes_) {
+    std::uint64_t key = (r.b.permute ? 2 : 0) + (r.b.trans ? 1 : 0);
+    for (int j = 0; j < b_.shape->rank(); ++j)
+      key = key * 8 + static_cast<std::uint64_t>(r.b.axes[static_cast<std::size_t>(j)]);
+    b_layout.push_back(key);
+  }
+  auto product = [&](std::int64_t p) -> const Product& {
+    return products_[static_cast<std::size_t>(p)];
   };
-  std::map<std::vector<std::int64_t>, std::size_t> group_of;
-  std::vector<std::vector<std::size_t>> groups;
+  auto same_b_reads = [&](const Unit& x, const Unit& y) {
+    if (x.n != y.n || x.last - x.member.first != y.last - y.member.first) return false;
+    for (std::int64_t p = 0; p < x.last - x.member.first; ++p) {
+      const Product& px = product(x.member.first + p);
+      const Product& py = product(y.member.first + p);
+      if (px.b_slot != py.b_slot || px.k != py.k ||
+          b_layout[static_cast<std::size_t>(px.recipe)] !=
+              b_layout[static_cast<std::size_t>(py.recipe)])
+        return false;
+    }
+    return true;
+  };
+  std::vector<std::pair<std::uint64_t, std::size_t>> keyed;  // (signature hash, unit)
+  keyed.reserve(units.size());
   for (std::size_t i = 0; i < units.size(); ++i) {
     const Unit& un = units[i];
-    std::vector<std::int64_t> signature = {un.n, un.last - un.member.first};
+    std::uint64_t h = static_cast<std::uint64_t>(un.n);
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ULL + (h >> 29); };
     for (std::int64_t p = un.member.first; p < un.last; ++p) {
-      const Product& pr = products_[static_cast<std::size_t>(p)];
-      signature.insert(signature.end(), {pr.b_slot, b_layout(pr), pr.k});
+      const Product& pr = product(p);
+      mix(static_cast<std::uint64_t>(pr.b_slot));
+      mix(b_layout[static_cast<std::size_t>(pr.recipe)]);
+      mix(static_cast<std::uint64_t>(pr.k));
     }
-    auto [it, fresh] = group_of.emplace(std::move(signature), groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(i);
+    keyed.emplace_back(h, i);
   }
-  for (const std::vector<std::size_t>& group : groups) {
-    std::vector<Member> members;
-    std::vector<double> flops;
-    for (std::size_t i : group) {
-      members.push_back(units[i].member);
-      flops.push_back(units[i].flops);
+  std::sort(keyed.begin(), keyed.end());
+  // Within a run of equal hashes (units ascending), each unit joins the first matching group.
+  std::vector<std::size_t> group_of(units.size()), leads;  // leads: first unit of each group
+  for (std::size_t run = 0; run < keyed.size();) {
+    std::size_t end = run;
+    while (end < keyed.size() && keyed[end].first == keyed[run].first) ++end;
+    const std::size_t run_groups = leads.size();
+    for (std::size_t r = run; r < end; ++r) {
+      const std::size_t i = keyed[r].second;
+      std::size_t g = run_groups;
+      while (g < leads.size() && !same_b_reads(units[leads[g]], units[i])) ++g;
+      if (g == leads.size()) leads.push_back(i);
+      group_of[i] = g;
     }
-    const Unit& first = units[group.front()];
-    stack(members, first.n, first.last - first.member.first, flops);
+    run = end;
   }
+  // Renumber groups by their first unit, then lay units out group by group.
+  std::vector<std::size_t> by_lead(leads.size()), rank(leads.size());
+  std::iota(by_lead.begin(), by_lead.end(), std::size_t{0});
+  std::sort(by_lead.begin(), by_lead.end(),
+            [&](std::size_t x, std::size_t y) { return leads[x] < leads[y]; });
+  for (std::size_t r = 0; r < by_lead.size(); ++r) rank[by_lead[r]] = r;
+  StackingGroups groups;
+  groups.starts.assign(leads.size() + 1, 0);
+  for (std::size_t i = 0; i < units.size(); ++i) ++groups.starts[rank[group_of[i]] + 1];
+  for (std::size_t g = 0; g < leads.size(); ++g) groups.starts[g + 1] += groups.starts[g];
+  groups.units.resize(units.size());
+  std::vector<std::size_t> next(groups.starts.begin(), groups.starts.end() - 1);
+  for (std::size_t i = 0; i < units.size(); ++i) groups.units[next[rank[group_of[i]]]++] = i;
+  return groups;
 }
 
 void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
@@ -361,9 +453,11 @@ void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
   TILECC_ASSERT(next_task == task_slots.size());
 }
 
-void ContractionPlan::stack(const std::vector<Member>& group, extent_t n, std::int64_t products,
-                            const std::vector<double>& flops) {
+void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group) {
   // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone.
+  const Unit& lead = units[group.front()];
+  const extent_t n = lead.n;
+  const std::int64_t products = lead.last - lead.member.first;
   std::size_t g = 0;
   while (g < group.size()) {
     Task task;
@@ -371,10 +465,10 @@ void ContractionPlan::stack(const std::vector<Member>& group, extent_t n, std::i
     task.products = products;
     task.n = n;
     do {
-      Member m = group[g];
+      Member m = units[group[g]].member;
       m.row_offset = task.rows;
       task.rows += m.m;
-      task.flops += flops[g];
+      task.flops += units[group[g]].flops;
       members_.push_back(m);
       ++g;
     } while (g < group.size() && task.rows < stack_rows);
@@ -402,12 +496,20 @@ void ContractionPlan::estimate(const CostModel& model) {
   const BlockShape& sb = *b_.shape;
   const BlockShape& sc = *c_.shape;
   extent_t extents[max_rank];
-  auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes) {
-    for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
-    return model.permute_seconds(shape.rank(), extents, axes);
-  };
-  auto fill = [&](extent_t elements) {
-    return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, elements});
+  // An operand block is permuted the same way by every task that reads it with the same recipe;
+  // its cost is computed once per (block, recipe) instead of once per product.
+  const std::size_t num_recipes = recipes_.size();
+  std::vector<double> a_costs(static_cast<std::size_t>(sa.num_blocks()) * num_recipes, -1.0);
+  std::vector<double> b_costs(static_cast<std::size_t>(sb.num_blocks()) * num_recipes, -1.0);
+  auto permute = [&](const BlockShape& shape, std::vector<double>& memo, slot_t slot,
+                     std::int32_t recipe, const Axes& axes) {
+    double& cost =
+        memo[static_cast<std::size_t>(slot) * num_recipes + static_cast<std::size_t>(recipe)];
+    if (cost < 0.0) {
+      for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
+      cost = model.permute_seconds(shape.rank(), extents, axes);
+    }
+    return cost;
   };
   estimated_.clear();
   for (const Task& task : tasks_) {
@@ -415,19 +517,24 @@ void ContractionPlan::estimate(const CostModel& model) {
     const std::int64_t count = task.last_member - task.first_member;
     const bool alone = count == 1;
     const bool through_r = !alone || output_ == Output::buffered;
-    double seconds = through_r ? fill(task.rows * task.n) : 0.0;
+    double seconds = 0.0;
+    if (through_r) {
+      const extent_t elements = task.rows * task.n;
+      seconds += model.permute_seconds(PermuteShape{PermuteKind::copy, elements, elements});
+    }
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
       const Recipe& lr = recipes_[static_cast<std::size_t>(lead.recipe)];
       if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          seconds += permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
+          seconds += permute(sa, a_costs, pr.a_slot, pr.recipe,
+                             recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
         }
       } else if (lr.a.permute) {
-        seconds += permute(sa, lead.a_slot, lr.a.axes);
+        seconds += permute(sa, a_costs, lead.a_slot, lead.recipe, lr.a.axes);
       }
-      if (lr.b.permute) seconds += permute(sb, lead.b_slot, lr.b.axes);
+      if (lr.b.permute) seconds += permute(sb, b_costs, lead.b_slot, lead.recipe, lr.b.axes);
       seconds += model.gemm_seconds(task.rows, task.n, lead.k);
     }
     if (through_r) {

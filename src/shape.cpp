@@ -87,67 +87,61 @@ bool BlockShape::is_canonical(const tile_t* tiles) const {
   return true;
 }
 
-block_id_t BlockShape::block_id(const tile_t* tiles) const {
-  block_id_t id = 0;
-  for (int k = 0; k < rank(); ++k)
-    id += static_cast<block_id_t>(tiles[k]) * strides_[static_cast<std::size_t>(k)];
-  return id;
-}
-
-std::optional<BlockRef> BlockShape::locate(const tile_t* tiles) const {
-  if (!allowed(tiles)) return std::nullopt;
-  const int n = rank();
-  TileTuple best{}, image{};
-  std::copy(tiles, tiles + n, best.begin());
-  const SymmetryElement* best_g = &group_.elements().front();
-  for (const SymmetryElement& g : group_.elements()) {
-    for (int k = 0; k < n; ++k)
-      image[static_cast<std::size_t>(k)] = tiles[g.perm[static_cast<std::size_t>(k)]];
-    if (lexicographically_less(image.data(), best.data(), n)) {
-      best = image;
-      best_g = &g;
-    }
-  }
-  const auto it = slot_of_.find(block_id(best.data()));
-  TILECC_ASSERT(it != slot_of_.end());
-  BlockRef ref;
-  ref.slot = it->second;
-  ref.sign = best_g->sign;
-  // block[x] = sign * stored[y] with y[k] = x[g[k]], i.e. axes = g^-1.
-  for (int k = 0; k < n; ++k)
-    ref.axes[static_cast<std::size_t>(best_g->perm[static_cast<std::size_t>(k)])] =
-        static_cast<std::int8_t>(k);
-  return ref;
-}
-
 void BlockShape::enumerate_blocks() {
   const int n = rank();
   offsets_.assign(1, 0);
-  for (int k = 0; k < n; ++k)
-    if (space(k).num_tiles() == 0) return;
-  TileTuple t{};
-  TileTuple image{};
+  for (const SymmetryElement& g : group_.elements()) {
+    // block[x] = sign * stored[y] with y[k] = x[g[k]], i.e. axes = g^-1.
+    Axes axes{};
+    for (int k = 0; k < n; ++k)
+      axes[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])] =
+          static_cast<std::int8_t>(k);
+    element_axes_.push_back(axes);
+  }
+  block_id_t tuples = 1;
+  for (int k = 0; k < n; ++k) tuples *= static_cast<block_id_t>(space(k).num_tiles());
+  TILECC_CHECK(tuples <= max_tile_tuples, "a tensor over ", space_names(), " has ", tuples,
+               " tile tuples, more than the ", max_tile_tuples,
+               " the block index holds; use larger tiles.");
+  locator_.assign(static_cast<std::size_t>(tuples), -1);
+  if (tuples == 0) return;
+  TileTuple t{}, image{}, best{};
+  // The odometer visits tuples in lexicographic order, so a tuple's canonical block (the smallest
+  // of its orbit) has its slot before the tuple is reached.
   for (;;) {
-    if (allowed(t.data()) && is_canonical(t.data())) {
+    if (allowed(t.data())) {
+      // The first element that maps t to the smallest tuple of its orbit.
+      best = t;
+      std::size_t best_g = 0;
       int stabiliser = 0;
-      for (const SymmetryElement& g : group_.elements()) {
+      for (std::size_t e = 0; e < group_.elements().size(); ++e) {
+        const std::vector<int>& perm = group_.elements()[e].perm;
         for (int k = 0; k < n; ++k)
           image[static_cast<std::size_t>(k)] =
-              t[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])];
+              t[static_cast<std::size_t>(perm[static_cast<std::size_t>(k)])];
+        if (lexicographically_less(image.data(), best.data(), n)) {
+          best = image;
+          best_g = e;
+        }
         stabiliser += std::equal(image.begin(), image.begin() + n, t.begin()) ? 1 : 0;
       }
-      const slot_t slot = num_blocks();
-      slot_of_.emplace(block_id(t.data()), slot);
-      tiles_.insert(tiles_.end(), t.begin(), t.begin() + n);
-      extent_t size = 1;
-      for (int k = 0; k < n; ++k) size *= space(k).tile(t[static_cast<std::size_t>(k)]).extent;
-      const int orbit = static_cast<int>(group_.order()) / stabiliser;
-      orbit_sizes_.push_back(orbit);
-      stored_elements_ += size;
-      nonzero_elements_ += size * orbit;
-      const extent_t padded =
-          (size + alignment_doubles - 1) / alignment_doubles * alignment_doubles;
-      offsets_.push_back(offsets_.back() + padded);
+      slot_t slot = 0;
+      if (best == t) {  // canonical: a new stored block
+        slot = num_blocks();
+        tiles_.insert(tiles_.end(), t.begin(), t.begin() + n);
+        extent_t size = 1;
+        for (int k = 0; k < n; ++k) size *= space(k).tile(t[static_cast<std::size_t>(k)]).extent;
+        const int orbit = static_cast<int>(group_.order()) / stabiliser;
+        orbit_sizes_.push_back(orbit);
+        stored_elements_ += size;
+        nonzero_elements_ += size * orbit;
+        const extent_t padded =
+            (size + alignment_doubles - 1) / alignment_doubles * alignment_doubles;
+        offsets_.push_back(offsets_.back() + padded);
+      } else {
+        slot = locator_[block_id(best.data())] >> element_bits;
+      }
+      locator_[block_id(t.data())] = slot << element_bits | static_cast<std::int64_t>(best_g);
     }
     // Odometer over the tile grid, last index fastest.
     int k = n - 1;
@@ -184,11 +178,15 @@ bool BlockShape::operator==(const BlockShape& other) const {
   return true;
 }
 
-std::string BlockShape::describe() const {
+std::string BlockShape::space_names() const {
   std::vector<std::string> names;
   for (int k = 0; k < rank(); ++k) names.push_back(space(k).name());
-  return detail::concat("[", detail::join(names, ", "), "] with ", group_.order(),
-                        " symmetry elements, ", num_blocks(), " stored blocks");
+  return detail::concat("[", detail::join(names, ", "), "]");
+}
+
+std::string BlockShape::describe() const {
+  return detail::concat(space_names(), " with ", group_.order(), " symmetry elements, ",
+                        num_blocks(), " stored blocks");
 }
 
 }  // namespace tilecc

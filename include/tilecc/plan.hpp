@@ -162,10 +162,22 @@ class ContractionPlan {
   std::string summary() const;
 
  private:
+  /** One canonical output block with products, before units are stacked into tasks. */
+  struct Unit {
+    Member member;
+    extent_t n = 1;
+    std::int64_t last = 0;  ///< its products are [member.first, last)
+    double flops = 0.0;
+  };
   void build();
   void build_tce_loop(const std::vector<slot_t>& task_slots);
-  void stack(const std::vector<Member>& group, extent_t n, std::int64_t products,
-             const std::vector<double>& flops);
+  /** Units laid out group by group: group g is units[starts[g] .. starts[g + 1]). */
+  struct StackingGroups {
+    std::vector<std::size_t> units, starts;
+  };
+  /** Units that read the same B blocks alike, grouped in order of first appearance. */
+  StackingGroups group_by_b_reads(const std::vector<Unit>& units) const;
+  void stack(const std::vector<Unit>& units, std::span<const std::size_t> group);
 
   Operand c_, a_, b_;
   PlanLayout layout_;

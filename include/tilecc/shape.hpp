@@ -3,7 +3,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "tilecc/space.hpp"
@@ -19,6 +18,7 @@ struct BlockRef {
   slot_t slot = -1;
   Axes axes{};
   int sign = 1;
+  int element = 0;  ///< index in group().elements() of the symmetry that maps the block to slot
 };
 
 /**
@@ -60,9 +60,28 @@ class BlockShape {
   /** True when spin and point-group symmetry allow the block. */
   bool allowed(const tile_t* tiles) const;
   /** Where to read the block with these tiles, or nothing when the block is zero. */
-  std::optional<BlockRef> locate(const tile_t* tiles) const;
+  std::optional<BlockRef> locate(const tile_t* tiles) const { return locate_id(block_id(tiles)); }
+  /** locate() by the tuple's linear index in the tile grid, block_id(tiles) =
+   *  sum_k tiles[k] * grid_stride(k): the inspector updates that index as it walks the grid. */
+  std::optional<BlockRef> locate_id(block_id_t id) const {
+    const std::int64_t entry = locator_[id];
+    if (entry < 0) return std::nullopt;
+    const auto element = static_cast<std::size_t>(entry & element_mask);
+    return BlockRef{entry >> element_bits, element_axes_[element],
+                    group_.elements()[element].sign, static_cast<int>(element)};
+  }
+  block_id_t block_id(const tile_t* tiles) const {
+    block_id_t id = 0;
+    for (int k = 0; k < rank(); ++k)
+      id += static_cast<block_id_t>(tiles[k]) * strides_[static_cast<std::size_t>(k)];
+    return id;
+  }
+  block_id_t grid_stride(int k) const { return strides_[static_cast<std::size_t>(k)]; }
   /** True when `tiles` is the smallest tuple of its orbit. */
   bool is_canonical(const tile_t* tiles) const;
+
+  /** Most tile tuples a tensor may have: its block index takes 8 bytes per tuple. */
+  static constexpr block_id_t max_tile_tuples = block_id_t{1} << 27;
 
   slot_t num_blocks() const { return static_cast<slot_t>(offsets_.size()) - 1; }
   const tile_t* block_tiles(slot_t s) const {
@@ -90,7 +109,7 @@ class BlockShape {
 
  private:
   void enumerate_blocks();
-  block_id_t block_id(const tile_t* tiles) const;
+  std::string space_names() const;  // "[o, o, v, v]"
 
   std::vector<SpacePtr> spaces_;
   PermutationGroup group_;
@@ -100,7 +119,15 @@ class BlockShape {
   std::vector<tile_t> tiles_;      // num_blocks x rank
   std::vector<extent_t> offsets_;  // num_blocks + 1, in doubles, 64-byte aligned
   std::vector<int> orbit_sizes_;
-  std::unordered_map<block_id_t, slot_t> slot_of_;
+  // Per tile tuple (by block_id): slot << element_bits | the element that maps the tuple to its
+  // canonical block, or -1 for a zero block. The inspector locates every operand block of every
+  // product; a table lookup keeps that to a few instructions. It costs 8 bytes per tile tuple,
+  // and enumerate_blocks visits every tuple anyway.
+  std::vector<std::int64_t> locator_;
+  // A group on max_rank = 8 indices has at most 8! = 40320 < 2^16 elements.
+  static constexpr int element_bits = 16;
+  static constexpr std::int64_t element_mask = (std::int64_t{1} << element_bits) - 1;
+  std::vector<Axes> element_axes_;  // per element g: the BlockRef axes g^-1
   extent_t stored_elements_ = 0;
   extent_t nonzero_elements_ = 0;
 };
