@@ -199,11 +199,12 @@ void ContractionPlan::build() {
   // ones, so it is cached by that pair.
   const std::size_t order_b = sb.group().order();
   std::vector<std::int32_t> recipe_of(sa.group().order() * order_b, -1);
-  auto recipe_for = [&](const BlockRef& ra, const BlockRef& rb) {
-    std::int32_t& id = recipe_of[static_cast<std::size_t>(ra.element) * order_b +
-                                 static_cast<std::size_t>(rb.element)];
+  auto recipe_for = [&](int element_a, int element_b) {
+    std::int32_t& id = recipe_of[static_cast<std::size_t>(element_a) * order_b +
+                                 static_cast<std::size_t>(element_b)];
     if (id >= 0) return id;
-    const Ids stored_a = stored_labels(a_ids, ra.axes), stored_b = stored_labels(b_ids, rb.axes);
+    const Ids stored_a = stored_labels(a_ids, sa.element_axes(element_a)),
+              stored_b = stored_labels(b_ids, sb.element_axes(element_b));
     Recipe r;
     const auto da = in_place(stored_a, rows), db = in_place(stored_b, cols);
     Ids order;
@@ -277,25 +278,26 @@ void ContractionPlan::build() {
       }
     }
     auto add_product = [&](block_id_t a_id, block_id_t b_id, extent_t k) {
-      const auto ra = sa.locate_id(a_id);
-      if (!ra) return;  // spin or irreps make the A block zero
-      const auto rb = sb.locate_id(b_id);
-      if (!rb) return;
+      const BlockShape::StoredAt at_a = sa.stored_at(a_id);
+      if (at_a.slot < 0) return;  // spin or irreps make the A block zero
+      const BlockShape::StoredAt at_b = sb.stored_at(b_id);
+      if (at_b.slot < 0) return;
       // Keep one summed tuple per H-orbit (the smallest), weighted by the orbit's size.
-      int stabiliser = 1;
+      double weight = 1.0;
       if (h.size() > 1) {
-        stabiliser = 0;
+        int stabiliser = 0;
         for (const std::vector<int>& rho : h) {
           for (std::size_t q = 0; q < nk; ++q) image[q] = u[static_cast<std::size_t>(rho[q])];
           if (std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end())) return;
           stabiliser += image == u ? 1 : 0;
         }
+        weight = static_cast<double>(h.size()) / stabiliser;
       }
       Product pr;
-      pr.a_slot = ra->slot;
-      pr.b_slot = rb->slot;
-      pr.recipe = recipe_for(*ra, *rb);
-      pr.scale = ra->sign * rb->sign * static_cast<double>(h.size()) / stabiliser;
+      pr.a_slot = at_a.slot;
+      pr.b_slot = at_b.slot;
+      pr.recipe = recipe_for(at_a.element, at_b.element);
+      pr.scale = sa.element_sign(at_a.element) * sb.element_sign(at_b.element) * weight;
       pr.k = k;
       products_.push_back(pr);
       const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
@@ -495,21 +497,11 @@ void ContractionPlan::estimate(const CostModel& model) {
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
   const BlockShape& sc = *c_.shape;
+  CostCache costs(model);
   extent_t extents[max_rank];
-  // An operand block is permuted the same way by every task that reads it with the same recipe;
-  // its cost is computed once per (block, recipe) instead of once per product.
-  const std::size_t num_recipes = recipes_.size();
-  std::vector<double> a_costs(static_cast<std::size_t>(sa.num_blocks()) * num_recipes, -1.0);
-  std::vector<double> b_costs(static_cast<std::size_t>(sb.num_blocks()) * num_recipes, -1.0);
-  auto permute = [&](const BlockShape& shape, std::vector<double>& memo, slot_t slot,
-                     std::int32_t recipe, const Axes& axes) {
-    double& cost =
-        memo[static_cast<std::size_t>(slot) * num_recipes + static_cast<std::size_t>(recipe)];
-    if (cost < 0.0) {
-      for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
-      cost = model.permute_seconds(shape.rank(), extents, axes);
-    }
-    return cost;
+  auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes) {
+    for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
+    return costs.permute_seconds(shape.rank(), extents, axes);
   };
   estimated_.clear();
   for (const Task& task : tasks_) {
@@ -520,7 +512,7 @@ void ContractionPlan::estimate(const CostModel& model) {
     double seconds = 0.0;
     if (through_r) {
       const extent_t elements = task.rows * task.n;
-      seconds += model.permute_seconds(PermuteShape{PermuteKind::copy, elements, elements});
+      seconds += costs.permute_seconds(PermuteShape{PermuteKind::copy, elements, elements});
     }
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
@@ -528,21 +520,20 @@ void ContractionPlan::estimate(const CostModel& model) {
       if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          seconds += permute(sa, a_costs, pr.a_slot, pr.recipe,
-                             recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
+          seconds += permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
         }
       } else if (lr.a.permute) {
-        seconds += permute(sa, a_costs, lead.a_slot, lead.recipe, lr.a.axes);
+        seconds += permute(sa, lead.a_slot, lr.a.axes);
       }
-      if (lr.b.permute) seconds += permute(sb, b_costs, lead.b_slot, lead.recipe, lr.b.axes);
-      seconds += model.gemm_seconds(task.rows, task.n, lead.k);
+      if (lr.b.permute) seconds += permute(sb, lead.b_slot, lr.b.axes);
+      seconds += costs.gemm_seconds(task.rows, task.n, lead.k);
     }
     if (through_r) {
       for (std::int64_t g = 0; g < count; ++g) {
         const tile_t* tiles = sc.block_tiles(mem[g].c_slot);
         for (std::size_t q = 0; q < r_positions_.size(); ++q)
           extents[q] = sc.space(r_positions_[q]).tile(tiles[r_positions_[q]]).extent;
-        seconds += model.permute_seconds(sc.rank(), extents, output_axes_);
+        seconds += costs.permute_seconds(sc.rank(), extents, output_axes_);
       }
     }
     estimated_.push_back(seconds);

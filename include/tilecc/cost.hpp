@@ -51,6 +51,32 @@ struct CostModel {
   }
 };
 
+/**
+ * A CostModel's predictions, remembered by shape: the inspector asks about the same few block
+ * shapes thousands of times per plan, and each evaluation takes logarithms and an exponential.
+ * Direct-mapped, so a shape that collides with another is evaluated again, never mispriced.
+ */
+class CostCache {
+ public:
+  explicit CostCache(const CostModel& model) : model_(model), entries_(size) {}
+  double gemm_seconds(extent_t m, extent_t n, extent_t k);
+  double permute_seconds(const PermuteShape& p);
+  double permute_seconds(int rank, const extent_t* extents, const Axes& axes) {
+    return permute_seconds(permute_shape(rank, extents, axes));
+  }
+
+ private:
+  static constexpr std::size_t size = 1024;
+  struct Entry {
+    std::uint64_t key = ~std::uint64_t{0};  // no shape packs to all ones
+    double seconds = 0.0;
+  };
+  template <class Evaluate>
+  double lookup(std::uint64_t key, Evaluate&& evaluate);
+  const CostModel& model_;
+  std::vector<Entry> entries_;
+};
+
 /** Median seconds of C[m, n] += A[m, k] B[k, n] for each shape, on one thread. */
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats);
 /** Median seconds of permuting a block with these extents by these axes, for each case. */

@@ -60,16 +60,26 @@ class BlockShape {
   /** True when spin and point-group symmetry allow the block. */
   bool allowed(const tile_t* tiles) const;
   /** Where to read the block with these tiles, or nothing when the block is zero. */
-  std::optional<BlockRef> locate(const tile_t* tiles) const { return locate_id(block_id(tiles)); }
-  /** locate() by the tuple's linear index in the tile grid, block_id(tiles) =
-   *  sum_k tiles[k] * grid_stride(k): the inspector updates that index as it walks the grid. */
-  std::optional<BlockRef> locate_id(block_id_t id) const {
-    const std::int64_t entry = locator_[id];
-    if (entry < 0) return std::nullopt;
-    const auto element = static_cast<std::size_t>(entry & element_mask);
-    return BlockRef{entry >> element_bits, element_axes_[element],
-                    group_.elements()[element].sign, static_cast<int>(element)};
+  std::optional<BlockRef> locate(const tile_t* tiles) const {
+    const StoredAt at = stored_at(block_id(tiles));
+    if (at.slot < 0) return std::nullopt;
+    return BlockRef{at.slot, element_axes(at.element), element_sign(at.element), at.element};
   }
+  /** Where a block is stored, by the index of its tuple in the tile grid, block_id(tiles) =
+   *  sum_k tiles[k] * grid_stride(k): the inspector updates that index as it walks the grid and
+   *  needs the slot and element only (the element's axes and sign are per element). */
+  struct StoredAt {
+    slot_t slot = -1;  ///< -1: the block is zero
+    int element = 0;
+  };
+  StoredAt stored_at(block_id_t id) const {
+    const std::int64_t entry = locator_[id];
+    if (entry < 0) return {};
+    return {entry >> element_bits, static_cast<int>(entry & element_mask)};
+  }
+  /** BlockRef::axes of the blocks that group element `e` maps to their stored blocks (e^-1). */
+  const Axes& element_axes(int e) const { return element_axes_[static_cast<std::size_t>(e)]; }
+  int element_sign(int e) const { return group_.elements()[static_cast<std::size_t>(e)].sign; }
   block_id_t block_id(const tile_t* tiles) const {
     block_id_t id = 0;
     for (int k = 0; k < rank(); ++k)
