@@ -499,11 +499,11 @@ void ContractionPlan::estimate(const CostModel& model) {
   const BlockShape& sc = *c_.shape;
   CostCache costs(model);
   extent_t extents[max_rank];
+  modelled_.clear();
   auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes) {
     for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
     return costs.permute_seconds(shape.rank(), extents, axes);
   };
-  estimated_.clear();
   for (const Task& task : tasks_) {
     const Member* mem = &members_[static_cast<std::size_t>(task.first_member)];
     const std::int64_t count = task.last_member - task.first_member;
@@ -536,8 +536,16 @@ void ContractionPlan::estimate(const CostModel& model) {
         seconds += costs.permute_seconds(sc.rank(), extents, output_axes_);
       }
     }
-    estimated_.push_back(seconds);
+    modelled_.push_back(seconds);
   }
+  correct(correction_);
+}
+
+void ContractionPlan::correct(const ModelCorrection& correction) {
+  correction_ = correction;
+  estimated_.resize(modelled_.size());
+  for (std::size_t t = 0; t < modelled_.size(); ++t)
+    estimated_[t] = correction.scale * modelled_[t] + correction.overhead;
 }
 
 void ContractionPlan::record_measured(std::span<const double> seconds) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tilecc/correction.hpp"
 #include "tilecc/cost.hpp"
 #include "tilecc/shape.hpp"
 
@@ -123,10 +124,14 @@ class ContractionPlan {
    *  output's permutational symmetry), in loop order, holding its task or -1 when it is null. */
   const std::vector<task_id_t>& loop() const { return loop_; }
 
-  /** Seconds the cost model predicts for each task, in the order of tasks(). */
+  /** Seconds predicted for each task, in the order of tasks(): the model's, corrected. */
   const std::vector<double>& estimated_seconds() const { return estimated_; }
-  /** Predict every task's time again with another model. */
+  /** The cost model's own predictions, before correction. */
+  const std::vector<double>& modelled_seconds() const { return modelled_; }
+  /** Predict every task's time again with another model (keeping the correction). */
   void estimate(const CostModel& model);
+  /** Correct the model's predictions by what measured runs showed it misses. */
+  void correct(const ModelCorrection& correction);
   /** Measured seconds of each task in the last execution (empty before the first). */
   const std::vector<double>& measured_seconds() const { return measured_; }
   /** Keep one execution's task times: the costs a refining policy uses next time. */
@@ -187,7 +192,8 @@ class ContractionPlan {
   std::vector<Product> products_;
   std::vector<Recipe> recipes_;
   std::vector<task_id_t> loop_;
-  std::vector<double> estimated_, measured_;
+  std::vector<double> modelled_, estimated_, measured_;
+  ModelCorrection correction_;
   Output output_ = Output::direct;
   Axes output_axes_{};
   std::vector<int> r_positions_;

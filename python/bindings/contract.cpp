@@ -153,6 +153,8 @@ void bind_contract(nb::module_& m) {
       .def_prop_ro("loop_tuples", [](const ContractionPlan& p) { return p.loop().size(); })
       .def_prop_ro("estimated_seconds", &ContractionPlan::estimated_seconds)
       .def_prop_ro("measured_seconds", &ContractionPlan::measured_seconds)
+      .def_prop_ro("modelled_seconds", &ContractionPlan::modelled_seconds)
+      .def("correct", &ContractionPlan::correct, nb::arg("correction"))
       .def(
           "costs",
           [](const ContractionPlan& p, bool refine) {
@@ -165,6 +167,21 @@ void bind_contract(nb::module_& m) {
       .def_prop_rw("policy", &ContractionPlan::policy_name, &ContractionPlan::set_policy_name)
       .def_prop_ro("expression", &ContractionPlan::expression)
       .def("summary", &ContractionPlan::summary);
+
+  nb::class_<ModelCorrection>(m, "ModelCorrection")
+      .def(nb::init<>())
+      .def_rw("scale", &ModelCorrection::scale)
+      .def_rw("overhead", &ModelCorrection::overhead);
+  nb::class_<ModelCorrector>(m, "ModelCorrector")
+      .def(nb::init<>())
+      .def(
+          "observe",
+          [](ModelCorrector& c, const ContractionPlan& plan) {
+            c.observe(plan.modelled_seconds(), plan.measured_seconds());
+          },
+          nb::arg("plan"))
+      .def_prop_ro("correction", &ModelCorrector::correction)
+      .def_prop_ro("tasks", &ModelCorrector::tasks);
 
   m.def(
       "contract",

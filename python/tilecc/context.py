@@ -106,6 +106,8 @@ class Context:
         self._plans: dict[tuple[object, ...], _PlanEntry] = {}
         self._records: dict[int, ContractionRecord] = {}  # id(plan) -> record; plans stay cached
         self._model: Any = None
+        # Learns what the cost model misses from every run (see include/tilecc/correction.hpp).
+        self._corrector = _core.ModelCorrector()
         # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)
         self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
 
@@ -136,6 +138,8 @@ class Context:
         self._plans.clear()
         self._records.clear()
         self.stats = ContextStats()
+        # Task times depend on the threads and the slowed worker: learn them afresh.
+        self._corrector = _core.ModelCorrector()
 
     def _start_runtime(self) -> None:
         if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
@@ -232,8 +236,12 @@ class Context:
         return entry.plan
 
     def contract(self, plan: Any, alpha: float, a: Any, b: Any, c: Any) -> dict[str, Any]:
-        """Run c += alpha * a * b as planned (core tensors) and record what it cost."""
+        """Run c += alpha * a * b as planned (core tensors) and record what it cost. The plan's
+        predictions are corrected by what earlier runs showed the model misses, and this run's
+        task times are learned from in turn."""
+        plan.correct(self._corrector.correction)
         run: dict[str, Any] = _core.contract(plan, alpha, a, b, c, self._executor, self.refine)
+        self._corrector.observe(plan)
         self.stats.contractions += 1
         self.stats.tasks += int(run["tasks"])
         self.stats.flops += float(run["flops"])
@@ -276,20 +284,30 @@ class Context:
             total.add(record.time)
         return total
 
-    def model_error(self) -> tuple[float, float]:
+    def model_error(self, corrected: bool = True) -> tuple[float, float]:
         """Median and 90th percentile of |predicted - measured| / measured over every task of
-        every plan's last run (nan before any run)."""
+        every plan's last run (nan before any run). ``corrected``: the predictions the run was
+        scheduled with (the model corrected by the runs before it), else the model's own."""
         errors = []
         for entry in self._plans.values():
             measured = np.asarray(entry.plan.measured_seconds)
             if measured.size:
-                predicted = np.asarray(entry.plan.estimated_seconds)
+                plan = entry.plan
+                predicted = np.asarray(
+                    plan.estimated_seconds if corrected else plan.modelled_seconds
+                )
                 ok = measured > 0
                 errors.append(np.abs(predicted[ok] - measured[ok]) / measured[ok])
         if not errors:
             return float("nan"), float("nan")
         pooled = np.concatenate(errors)
         return float(np.median(pooled)), float(np.quantile(pooled, 0.9))
+
+    @property
+    def model_correction(self) -> tuple[float, float]:
+        """(scale, seconds of overhead per task) the cost model's predictions are corrected by."""
+        c = self._corrector.correction
+        return float(c.scale), float(c.overhead)
 
     def write_trace(self, path: Path) -> None:
         """Write the Chrome/Perfetto trace of every contraction run so far (needs trace=True)."""

@@ -107,6 +107,25 @@ def test_refinement_schedules_with_the_measured_times():
     assert len(ctx.contractions[0].imbalance) == 1
 
 
+def test_each_run_is_predicted_with_the_correction_learned_before_it():
+    ctx, r2, term, plan = planned("counter", threads=1)
+    modelled = np.asarray(plan.modelled_seconds)
+    np.testing.assert_array_equal(plan.estimated_seconds, modelled)  # nothing learned yet
+    r2["ijab"] += term
+    learned = ctx.model_correction
+    assert learned != (1.0, 0.0) and learned[0] > 0 and learned[1] >= 0
+    # The next run is scheduled with the corrected predictions, then learned from in turn.
+    r2["ijab"] += term
+    np.testing.assert_allclose(plan.estimated_seconds, learned[0] * modelled + learned[1])
+    measured = np.asarray(plan.measured_seconds)
+    for corrected, predicted in ((True, plan.estimated_seconds), (False, modelled)):
+        errors = np.abs(np.asarray(predicted) - measured) / measured
+        assert ctx.model_error(corrected=corrected)[0] == pytest.approx(np.median(errors))
+    assert ctx.model_correction != learned
+    ctx.reconfigure(threads=1)
+    assert ctx.model_correction == (1.0, 0.0)
+
+
 def test_phases_add_up_to_workers_times_wall():
     ctx, r2, term, plan = planned("steal", threads=2)
     a, b = term.factors
