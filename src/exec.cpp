@@ -156,11 +156,16 @@ RunStats Executor::collect(task_id_t tasks, double start) {
   return stats;
 }
 
-RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body) {
-  const auto tasks = static_cast<task_id_t>(pool.costs.size());
+double Executor::begin_run(const TaskPool& pool) {
   task_seconds_.assign(pool.costs.size(), 0.0);
   const double start = clock_seconds();
   for (WorkerTimeline& t : timelines_) t.begin(start, tracing_);
+  return start;
+}
+
+RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body) {
+  const auto tasks = static_cast<task_id_t>(pool.costs.size());
+  const double start = begin_run(pool);
   if (blas::loaded()) blas::set_threads(threads_);
   body_ = &body;
   try {
@@ -181,9 +186,7 @@ RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body
 
 RunStats Executor::run(const TaskPool& pool, const Body& body) {
   const auto tasks = static_cast<task_id_t>(pool.costs.size());
-  task_seconds_.assign(pool.costs.size(), 0.0);
-  const double start = clock_seconds();
-  for (WorkerTimeline& t : timelines_) t.begin(start, tracing_);
+  const double start = begin_run(pool);
   if (tasks == 0) return collect(0, start);
   if (blas::loaded()) blas::set_threads(1);
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.

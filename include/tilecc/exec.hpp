@@ -87,6 +87,8 @@ class Executor {
   void work(int worker);
   /** Run one task; returns the clock reading at its end. */
   double run_task(task_id_t task, int worker);
+  /** Clear the task times and start every worker's clock; returns the start time. */
+  double begin_run(const TaskPool& pool);
   RunStats collect(task_id_t tasks, double start);
 
   int threads_;

@@ -18,7 +18,6 @@ struct BlockRef {
   slot_t slot = -1;
   Axes axes{};
   int sign = 1;
-  int element = 0;  ///< index in group().elements() of the symmetry that maps the block to slot
 };
 
 /**
@@ -63,7 +62,7 @@ class BlockShape {
   std::optional<BlockRef> locate(const tile_t* tiles) const {
     const StoredAt at = stored_at(block_id(tiles));
     if (at.slot < 0) return std::nullopt;
-    return BlockRef{at.slot, element_axes(at.element), element_sign(at.element), at.element};
+    return BlockRef{at.slot, element_axes(at.element), element_sign(at.element)};
   }
   /** Where a block is stored, by the index of its tuple in the tile grid, block_id(tiles) =
    *  sum_k tiles[k] * grid_stride(k): the inspector updates that index as it walks the grid and

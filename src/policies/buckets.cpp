@@ -28,14 +28,8 @@ class BucketsPolicy final : public SchedulePolicy {
 
   std::span<const task_id_t> next(int worker) override {
     const auto g = static_cast<std::size_t>(worker / size_);
-    const std::vector<task_id_t>& mine = tasks_[g];
-    const auto size = static_cast<task_id_t>(mine.size());
     calls_.fetch_add(1, std::memory_order_relaxed);
-    const task_id_t begin = counters_[g].next.fetch_add(quantum_, std::memory_order_relaxed);
-    if (begin >= size) return {};
-    const task_id_t end = std::min(begin + quantum_, size);
-    return std::span<const task_id_t>(mine).subspan(static_cast<std::size_t>(begin),
-                                                    static_cast<std::size_t>(end - begin));
+    return take_quantum(tasks_[g], counters_[g].next, quantum_);
   }
 
   std::int64_t shared_calls() const override { return calls_.load(); }

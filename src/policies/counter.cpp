@@ -21,13 +21,8 @@ class CounterPolicy final : public SchedulePolicy {
   }
 
   std::span<const task_id_t> next(int /*worker*/) override {
-    const auto size = static_cast<task_id_t>(order_.size());
     calls_.fetch_add(1, std::memory_order_relaxed);
-    const task_id_t begin = next_.fetch_add(quantum_, std::memory_order_relaxed);
-    if (begin >= size) return {};
-    const task_id_t end = std::min(begin + quantum_, size);
-    return std::span<const task_id_t>(order_).subspan(static_cast<std::size_t>(begin),
-                                                      static_cast<std::size_t>(end - begin));
+    return take_quantum(order_, next_, quantum_);
   }
 
   std::int64_t shared_calls() const override { return calls_.load(); }
