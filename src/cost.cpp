@@ -1,7 +1,6 @@
 #include "tilecc/cost.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
@@ -50,52 +49,34 @@ double median_seconds(int repeats, Kernel&& kernel) {
 }  // namespace
 
 PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes) {
+  const kernels::PermuteLoops loops = kernels::permute_loops(rank, extents, axes);
   PermuteShape p;
-  p.elements = 1;
-  for (int k = 0; k < rank; ++k) p.elements *= extents[k];
-  // The trailing axes that stay in place form the contiguous runs.
-  int kept = rank;
-  while (kept > 0 && axes[static_cast<std::size_t>(kept - 1)] == kept - 1) --kept;
-  p.run = 1;
-  for (int k = kept; k < rank; ++k) p.run *= extents[k];
-  p.kind = kept == 0     ? PermuteKind::copy
-           : kept < rank ? PermuteKind::inner_kept
-                         : PermuteKind::transpose;
+  p.elements = loops.elements;
+  p.inner_loops = loops.inner_loops;
+  p.kind = loops.fused_rank <= 1 ? PermuteKind::copy
+           : loops.runs          ? PermuteKind::runs
+                                 : PermuteKind::transpose;
   return p;
 }
 
-namespace {
-// The inspector prices thousands of blocks per plan, nearly all with sizes below 4096; their
-// logarithms come from a table of std::log2's values, so predictions are the same either way.
-double clamped_log2(extent_t x, double max_log2) {
-  static const std::array<double, 4096> small = [] {
-    std::array<double, 4096> t{};
-    for (std::size_t i = 1; i < t.size(); ++i) t[i] = std::log2(static_cast<double>(i));
-    return t;
-  }();
-  const double l = x < 4096 ? small[static_cast<std::size_t>(std::max<extent_t>(x, 1))]
-                            : std::log2(static_cast<double>(x));
-  return std::clamp(l, 0.0, max_log2);
-}
-}  // namespace
-
 double CostModel::gemm_seconds(extent_t m, extent_t n, extent_t k) const {
-  const double x = clamped_log2(m, gemm_max_log2), y = clamped_log2(n, gemm_max_log2),
-               z = clamped_log2(k, gemm_max_log2);
-  const std::array<double, 10> f{1.0, x, y, z, x * x, y * y, z * z, x * y, x * z, y * z};
-  double log_rate = 0.0;
-  for (std::size_t i = 0; i < f.size(); ++i) log_rate += gemm[i] * f[i];
-  const double flops =
-      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  return flops / std::exp2(log_rate);
+  const auto x = static_cast<double>(m), y = static_cast<double>(n), z = static_cast<double>(k);
+  const std::array<double, 8> work{1.0, x * y * z, x * z, z * y, x * y, x, y, z};
+  double seconds = 0.0;
+  for (std::size_t i = 0; i < work.size(); ++i) seconds += gemm[i] * work[i];
+  return seconds;
 }
 
 double CostModel::permute_seconds(const PermuteShape& p) const {
-  const double x = clamped_log2(p.elements, permute_max_log2);
-  const double r = clamped_log2(p.run, permute_max_log2);
-  const double log_rate = permute[static_cast<std::size_t>(p.kind)] + permute[3] * x +
-                          permute[4] * x * x + permute[5] * r;
-  return static_cast<double>(p.elements) / std::exp2(log_rate);
+  return permute[0] +
+         permute[1 + static_cast<std::size_t>(p.kind)] * static_cast<double>(p.elements) +
+         permute[4] * static_cast<double>(p.inner_loops);
+}
+
+CostCache& CostCache::of(const CostModel& model) {
+  thread_local CostCache cache(model);
+  if (cache.model_ != model) cache = CostCache(model);
+  return cache;
 }
 
 template <class Evaluate>
@@ -116,12 +97,13 @@ double CostCache::gemm_seconds(extent_t m, extent_t n, extent_t k) {
 }
 
 double CostCache::permute_seconds(const PermuteShape& p) {
-  // Key: tag bit 0, the kind in 2 bits, the elements in 30 and the run length in 31.
-  if (p.elements >= extent_t{1} << 30 || p.run >= extent_t{1} << 31 || p.elements < 0 || p.run < 0)
+  // Key: tag bit 0, the kind in 2 bits, the elements in 30 and the inner loops in 31.
+  if (p.elements >= extent_t{1} << 30 || p.inner_loops >= extent_t{1} << 31 || p.elements < 0 ||
+      p.inner_loops < 0)
     return model_.permute_seconds(p);
   const std::uint64_t key = static_cast<std::uint64_t>(p.kind) << 61 |
                             static_cast<std::uint64_t>(p.elements) << 31 |
-                            static_cast<std::uint64_t>(p.run);
+                            static_cast<std::uint64_t>(p.inner_loops);
   return lookup(key, [&] { return model_.permute_seconds(p); });
 }
 

@@ -497,7 +497,7 @@ void ContractionPlan::estimate(const CostModel& model) {
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
   const BlockShape& sc = *c_.shape;
-  CostCache costs(model);
+  CostCache& costs = CostCache::of(model);
   extent_t extents[max_rank];
   modelled_.clear();
   auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes) {
@@ -512,7 +512,7 @@ void ContractionPlan::estimate(const CostModel& model) {
     double seconds = 0.0;
     if (through_r) {
       const extent_t elements = task.rows * task.n;
-      seconds += costs.permute_seconds(PermuteShape{PermuteKind::copy, elements, elements});
+      seconds += costs.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
     }
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];

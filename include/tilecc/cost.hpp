@@ -14,41 +14,40 @@
 
 namespace tilecc {
 
-/** How a permutation walks memory: a plain copy, one that keeps the innermost axis (contiguous
- *  runs), or one that changes it (a strided transpose). */
-enum class PermuteKind : std::uint8_t { copy, inner_kept, transpose };
+/** How a permutation walks memory: a plain copy, one that copies contiguous runs (the innermost
+ *  axis kept), or one that changes the innermost axis (a strided transpose). */
+enum class PermuteKind : std::uint8_t { copy, runs, transpose };
 inline constexpr int num_permute_kinds = 3;
 
-/** What a permutation's cost depends on. */
+/** What a permutation's cost depends on: the work of the kernel's loops (kernels::permute_loops).
+ */
 struct PermuteShape {
   PermuteKind kind = PermuteKind::copy;
   extent_t elements = 0;
-  /// Length of the contiguous runs it copies: `elements` for a copy, the extent of the trailing
-  /// axes that stay in place when the innermost axis is kept, 1 for a transpose.
-  extent_t run = 1;
+  extent_t inner_loops = 1;  ///< innermost loops the kernel enters, each with its own overhead
 };
 PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes);
 
 /**
- * Seconds of work = amount / rate, where log2(rate) is a quadratic in the log2 of the sizes, so
- * that one fit follows a kernel from overhead-bound tiny blocks to its peak (a linear model in
- * flops predicted a third of the time of the odd-sized blocks symmetry makes). Sizes are clamped
- * to the calibrated range, beyond which the rate stays flat.
+ * Seconds of a kernel as a sum of the work it does, each kind of work at a rate measured on the
+ * machine: a fixed cost per call, then per flop, per element packed or written, per loop entered.
+ * The terms follow how the kernels spend time (a GEMM packs A[m, k] and B[k, n], runs m n k
+ * multiply-adds and updates C[m, n]), so one model holds from overhead-bound blocks of a few
+ * elements to the largest, and beyond the calibrated sizes (a quadratic in log sizes, the model
+ * before this one, bent down there). The calibration reports its error on kernels it did not fit.
  */
 struct CostModel {
-  /// log2 GEMM flop rate on [1, x, y, z, x², y², z², xy, xz, yz], x, y, z = log2 m, n, k.
-  std::array<double, 10> gemm{33.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // 8.6 GFLOP/s uncalibrated
-  double gemm_max_log2 = 10.0;  ///< extents clamped to [1, 2^gemm_max_log2]
-  /// log2 permutation element rate on [copy, inner_kept, transpose, x, x², log2 run length],
-  /// x = log2 elements.
-  std::array<double, 6> permute{30.0, 29.0, 28.0, 0, 0, 0};  // 1, 0.5, 0.25 G elements/s
-  double permute_max_log2 = 21.0;  ///< elements clamped to [1, 2^permute_max_log2]
+  /// GEMM seconds on [1, m n k, m k, k n, m n, m, n, k].
+  std::array<double, 8> gemm{1e-7, 2.3e-10, 0, 0, 0, 0, 0, 0};  // 8.6 GFLOP/s uncalibrated
+  /// Permutation seconds on [1, elements of a copy, of runs, of a transpose, inner loops].
+  std::array<double, 5> permute{1e-7, 1e-9, 2e-9, 4e-9, 0};  // 1, 0.5, 0.25 G elements/s
 
   double gemm_seconds(extent_t m, extent_t n, extent_t k) const;
   double permute_seconds(const PermuteShape& p) const;
   double permute_seconds(int rank, const extent_t* extents, const Axes& axes) const {
     return permute_seconds(permute_shape(rank, extents, axes));
   }
+  bool operator==(const CostModel&) const = default;
 };
 
 /**
@@ -59,6 +58,10 @@ struct CostModel {
 class CostCache {
  public:
   explicit CostCache(const CostModel& model) : model_(model), entries_(size) {}
+  /** This thread's cache for `model`. It outlives a plan because the plans of one CC iteration
+   *  price the same few block shapes (and filling a fresh cache per plan cost a quarter of
+   *  pricing its tasks); it is emptied when asked for another model. */
+  static CostCache& of(const CostModel& model);
   double gemm_seconds(extent_t m, extent_t n, extent_t k);
   double permute_seconds(const PermuteShape& p);
   double permute_seconds(int rank, const extent_t* extents, const Axes& axes) {
@@ -73,7 +76,7 @@ class CostCache {
   };
   template <class Evaluate>
   double lookup(std::uint64_t key, Evaluate&& evaluate);
-  const CostModel& model_;
+  CostModel model_;
   std::vector<Entry> entries_;
 };
 

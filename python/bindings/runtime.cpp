@@ -83,9 +83,7 @@ void bind_runtime(nb::module_& m) {
   nb::class_<CostModel>(m, "CostModel")
       .def(nb::init<>())
       .def_rw("gemm", &CostModel::gemm)
-      .def_rw("gemm_max_log2", &CostModel::gemm_max_log2)
       .def_rw("permute", &CostModel::permute)
-      .def_rw("permute_max_log2", &CostModel::permute_max_log2)
       .def("gemm_seconds", &CostModel::gemm_seconds, nb::arg("m"), nb::arg("n"), nb::arg("k"))
       .def(
           "permute_seconds",
@@ -103,7 +101,7 @@ void bind_runtime(nb::module_& m) {
         TILECC_CHECK(extents.size() == axes.size(), "permute_shape: give one axis per extent.");
         const PermuteShape p = permute_shape(static_cast<int>(axes.size()), extents.data(),
                                              axes_from(axes, "permute_shape"));
-        return std::make_tuple(static_cast<int>(p.kind), p.elements, p.run);
+        return std::make_tuple(static_cast<int>(p.kind), p.elements, p.inner_loops);
       },
       nb::arg("extents"), nb::arg("axes"));
   m.def(

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.optimize import nnls
 
 from tilecc import _blas, _core
 from tilecc.atomic import replaced_atomically
 
 FORMAT = "tilecc-wisdom"
-VERSION = 1
+VERSION = 2  # 2: models linear in the kernels' work (1: quadratics in log sizes)
 _REPEATS = 5
 _KINDS = 3  # PermuteKind: copy, inner_kept, transpose
 
@@ -58,58 +59,78 @@ def machine_key() -> str:
     return f"{cpu} | {blas['vendor']} {blas['core']} | tilecc {_core.version()}"
 
 
-_GEMM_MAX_LOG2 = 10.0  # shapes up to 1024 per extent are timed; larger ones run at that rate
-_PERMUTE_MAX_LOG2 = 21.0
+_GEMM_MAX_LOG2 = 10.0  # GEMMs are timed with extents up to 1024
+_GEMM_MAX_WORK = 2**25  # and m n k up to this, so that calibration takes well under a second
+_PERMUTE_MAX_EXTENT_LOG2 = 6.0
+_PERMUTE_MAX_ELEMENTS = 2**21
+# Axis orders of a rank-4 block: a copy, ones that keep the innermost axis and transposes.
+_AXES = (
+    [0, 1, 2, 3],
+    [1, 0, 2, 3],
+    [0, 2, 1, 3],
+    [0, 1, 3, 2],
+    [2, 3, 0, 1],
+    [3, 2, 1, 0],
+    [1, 0, 3, 2],
+    [0, 3, 1, 2],
+    [2, 0, 3, 1],
+)
 
 
-def gemm_features(shapes: np.ndarray) -> np.ndarray:
-    """The quadratic in log2 m, n, k that CostModel::gemm_seconds evaluates."""
-    x, y, z = np.clip(np.log2(shapes.T), 0.0, _GEMM_MAX_LOG2)
-    return np.column_stack([np.ones_like(x), x, y, z, x * x, y * y, z * z, x * y, x * z, y * z])
+def gemm_work(shapes: np.ndarray) -> np.ndarray:
+    """The work terms CostModel::gemm_seconds weighs: [1, m n k, m k, k n, m n, m, n, k]."""
+    m, n, k = shapes.T
+    return np.column_stack([np.ones_like(m), m * n * k, m * k, k * n, m * n, m, n, k])
 
 
-def permute_features(kind: np.ndarray, elements: np.ndarray, run: np.ndarray) -> np.ndarray:
-    """One-hot kind, then log2 elements, its square and log2 run length (CostModel)."""
-    x = np.clip(np.log2(elements), 0.0, _PERMUTE_MAX_LOG2)
-    r = np.clip(np.log2(run), 0.0, _PERMUTE_MAX_LOG2)
-    one_hot = np.eye(_KINDS)[kind]
-    return np.column_stack([one_hot, x, x * x, r])
+def permute_work(kind: np.ndarray, elements: np.ndarray, inner_loops: np.ndarray) -> np.ndarray:
+    """The work terms CostModel::permute_seconds weighs: [1, elements of each kind, loops]."""
+    return np.column_stack(
+        [np.ones_like(elements), np.eye(_KINDS)[kind] * elements[:, None], inner_loops]
+    )
+
+
+def fit_seconds(work: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, float]:
+    """Non-negative seconds per unit of each work term, fitted to the measured ``seconds`` by
+    least squares on relative errors (a 1 µs kernel counts as much as a 1 ms one); and the median
+    relative error on every other case, which the fit does not see."""
+    fit, held_out = slice(0, None, 2), slice(1, None, 2)
+    weights = 1.0 / seconds[fit]
+    coefficients, _ = nnls(work[fit] * weights[:, None], np.ones(len(weights)))
+    predicted = work[held_out] @ coefficients
+    error = float(np.median(np.abs(predicted - seconds[held_out]) / seconds[held_out]))
+    return coefficients, error
 
 
 def calibrate() -> dict[str, Any]:
-    """Time GEMMs and permutations on one thread and fit the cost model; well under a second.
-
-    Both models fit log2(rate) by least squares, so every case counts by its relative error.
-    """
+    """Time GEMMs and permutations on one thread and fit the cost model; well under a second."""
     start = time.perf_counter()
     # Block sizes are products of tile extents cut by spin and irreps: mostly not multiples of
     # the BLAS micro-kernel, so the shapes are drawn log-uniformly rather than as powers of two.
     rng = np.random.default_rng(2026)
     shapes: list[tuple[int, int, int]] = []
-    while len(shapes) < 200:
+    while len(shapes) < 300:
         m, n, k = (int(x) for x in np.exp2(rng.uniform(0.0, _GEMM_MAX_LOG2, 3)))
-        if m * n * k <= 2**25:
+        if m * n * k <= _GEMM_MAX_WORK:
             shapes.append((m, n, k))
     gemm_seconds = np.array(_core.time_gemms(shapes, _REPEATS))
-    mnk = np.array(shapes, dtype=float)
-    gemm_rate = 2.0 * mnk.prod(axis=1) / gemm_seconds
-    gemm, *_ = np.linalg.lstsq(gemm_features(mnk), np.log2(gemm_rate), rcond=None)
+    gemm, gemm_error = fit_seconds(gemm_work(np.array(shapes, dtype=float)), gemm_seconds)
 
     cases: list[tuple[list[int], list[int]]] = []
-    four = ([0, 1, 2, 3], [1, 0, 2, 3], [0, 2, 1, 3], [0, 1, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0])
-    while len(cases) < 150:
-        extents = [int(x) for x in np.exp2(rng.uniform(0.0, 6.0, 4))]
-        if np.prod(extents) <= 2**_PERMUTE_MAX_LOG2:
-            cases.append((extents, list(four[len(cases) % len(four)])))
+    while len(cases) < 270:
+        extents = [int(x) for x in np.exp2(rng.uniform(0.0, _PERMUTE_MAX_EXTENT_LOG2, 4))]
+        if np.prod(extents) <= _PERMUTE_MAX_ELEMENTS:
+            cases.append((extents, _AXES[len(cases) % len(_AXES)]))
     permute_seconds = np.array(_core.time_permutes(cases, _REPEATS))
     described = np.array([_core.permute_shape(e, a) for e, a in cases], dtype=float)
-    kind, elements, run = described[:, 0].astype(int), described[:, 1], described[:, 2]
-    permute, *_ = np.linalg.lstsq(
-        permute_features(kind, elements, run), np.log2(elements / permute_seconds), rcond=None
-    )
+    kind, elements, loops = described[:, 0].astype(int), described[:, 1], described[:, 2]
+    permute, permute_error = fit_seconds(permute_work(kind, elements, loops), permute_seconds)
     return {
         "gemm": [float(c) for c in gemm],
         "permute": [float(c) for c in permute],
+        # Median relative error of each model on the cases it was not fitted to.
+        "gemm_error": round(gemm_error, 4),
+        "permute_error": round(permute_error, 4),
         "calibrated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "calibration_seconds": round(time.perf_counter() - start, 3),
     }
@@ -120,13 +141,13 @@ def _valid_entry(entry: Any) -> bool:
         return (
             isinstance(value, list)
             and len(value) == count
-            and all(isinstance(x, int | float) and math.isfinite(x) for x in value)
+            and all(isinstance(x, int | float) and math.isfinite(x) and x >= 0 for x in value)
         )
 
     return (
         isinstance(entry, dict)
-        and numbers(entry.get("gemm"), 10)
-        and numbers(entry.get("permute"), 6)
+        and numbers(entry.get("gemm"), 8)
+        and numbers(entry.get("permute"), 5)
     )
 
 
@@ -173,9 +194,7 @@ def _write(path: Path, entries: dict[str, Any]) -> None:
 def model_from(entry: dict[str, Any]) -> Any:
     model = _core.CostModel()
     model.gemm = entry["gemm"]
-    model.gemm_max_log2 = _GEMM_MAX_LOG2
     model.permute = entry["permute"]
-    model.permute_max_log2 = _PERMUTE_MAX_LOG2
     return model
 
 

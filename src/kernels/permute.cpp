@@ -120,6 +120,24 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
 
 }  // namespace
 
+PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& axes) {
+  PermuteLoops p;
+  p.elements = 1;
+  for (int k = 0; k < rank; ++k) p.elements *= src_extents[k];
+  if (p.elements == 0) return p;
+  const Layout l = simplify(rank, src_extents, axes);
+  p.fused_rank = l.rank;
+  if (l.rank == 0) {
+    p.inner_loops = 1;
+    return p;
+  }
+  const extent_t nq = l.extent[l.rank - 1];
+  p.runs = l.src_stride[l.rank - 1] == 1;
+  // run(): a loop over each run of nq, or over each row i of every tile x tile square.
+  p.inner_loops = p.runs ? p.elements / nq : p.elements / nq * ((nq + tile - 1) / tile);
+  return p;
+}
+
 void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
              const double* src, double beta, double* dst) {
   for (int k = 0; k < rank; ++k)

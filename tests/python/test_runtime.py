@@ -231,14 +231,59 @@ def test_invalid_wisdom_entry_is_recalibrated(fresh_wisdom):
             {
                 "format": wisdom.FORMAT,
                 "version": wisdom.VERSION,
-                "entries": {wisdom.machine_key(): {"gemm": [float("nan")] * 10, "permute": []}},
+                "entries": {wisdom.machine_key(): {"gemm": [float("nan")] * 8, "permute": []}},
             }
         )
     )
     with pytest.warns(RuntimeWarning, match="invalid entry"):
         wisdom.cost_model()
     entry = json.loads(fresh_wisdom.read_text())["entries"][wisdom.machine_key()]
-    assert all(np.isfinite(entry["gemm"])) and len(entry["permute"]) == 6
+    assert all(np.isfinite(entry["gemm"])) and len(entry["permute"]) == 5
+
+
+def test_wisdom_of_an_older_model_is_ignored_and_rebuilt(fresh_wisdom):
+    # Version 1 held quadratics in log sizes: ten GEMM and six permutation coefficients.
+    entry = {"gemm": [33.0] + [0.0] * 9, "permute": [30.0, 29.0, 28.0, 0.0, 0.0, 0.0]}
+    old = {"format": wisdom.FORMAT, "version": 1, "entries": {wisdom.machine_key(): entry}}
+    fresh_wisdom.write_text(json.dumps(old))
+    with pytest.warns(RuntimeWarning, match="version 1"):
+        model = wisdom.cost_model()
+    assert len(model.gemm) == 8
+    rebuilt = json.loads(fresh_wisdom.read_text())
+    assert rebuilt["version"] == wisdom.VERSION
+    assert 0.0 <= rebuilt["entries"][wisdom.machine_key()]["gemm_error"] < 1.0
+
+
+def test_cost_model_fit_recovers_the_rates_that_made_the_timings():
+    rng = np.random.default_rng(5)
+    shapes = rng.integers(1, 300, size=(60, 3)).astype(float)
+    rates = np.array([2e-7, 7e-11, 1e-9, 1e-9, 1.3e-9, 4e-9, 0.0, 1e-9])
+    fitted, error = wisdom.fit_seconds(wisdom.gemm_work(shapes), wisdom.gemm_work(shapes) @ rates)
+    np.testing.assert_allclose(fitted, rates, rtol=1e-6, atol=1e-15)
+    assert error < 1e-9
+    model = _core.CostModel()
+    model.gemm = list(rates)
+    m, n, k = 17, 40, 3
+    expected = rates @ [1, m * n * k, m * k, k * n, m * n, m, n, k]
+    assert model.gemm_seconds(m, n, k) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "extents, axes, kind, loops",
+    [
+        ([3, 5, 7, 11], [0, 1, 2, 3], 0, 1),  # unchanged: one copy
+        ([1, 4, 1, 5], [2, 1, 0, 3], 0, 1),  # extent-1 axes dropped, the rest fuse: a copy
+        ([3, 5, 7, 11], [1, 0, 2, 3], 1, 3 * 5),  # axes 2, 3 fuse: 15 runs of 77
+        ([3, 5, 7, 11], [0, 1, 3, 2], 2, 3 * 5 * 11),  # 7 < 16: one row per (i, j, l)
+        ([40, 20], [1, 0], 2, 20 * 3),  # 40 destination columns: 3 tiles of 16 per row
+    ],
+)
+def test_permutations_are_priced_by_the_kernels_loops(extents, axes, kind, loops):
+    assert _core.permute_shape(extents, axes) == (kind, int(np.prod(extents)), loops)
+    model = _core.CostModel()
+    model.permute = [1e-7, 1e-9, 2e-9, 4e-9, 5e-9]
+    expected = 1e-7 + model.permute[1 + kind] * np.prod(extents) + 5e-9 * loops
+    assert model.permute_seconds(extents, axes) == pytest.approx(expected, rel=1e-12)
 
 
 def test_wisdom_is_calibrated_once_and_then_trusted(fresh_wisdom, monkeypatch):

@@ -18,6 +18,19 @@ namespace tilecc::kernels {
 void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
              const double* src, double beta, double* dst);
 
+/** The loops the fast kernel runs for a permutation, which its time follows (the cost model
+ *  prices permutations by them). */
+struct PermuteLoops {
+  extent_t elements = 0;
+  /// Axes left after fusing: 0 or 1 makes the permutation a plain copy.
+  int fused_rank = 0;
+  /// The innermost destination axis is contiguous in the source: contiguous runs are copied.
+  bool runs = true;
+  /// Innermost loops the kernel enters: one per run, or one per row of each transposed tile.
+  extent_t inner_loops = 0;
+};
+PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& axes);
+
 /** The plain, obviously correct twin: one loop over every element. */
 void permute_reference(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
                        const double* src, double beta, double* dst);
