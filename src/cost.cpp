@@ -107,6 +107,22 @@ double CostCache::permute_seconds(const PermuteShape& p) {
   return lookup(key, [&] { return model_.permute_seconds(p); });
 }
 
+double CostCache::permute_seconds(int rank, const extent_t* extents, const Axes& axes) {
+  // Key: 0b011 in the top three bits (shape keys have 0b1 or 0b0 followed by a kind below 3),
+  // the rank in 3 bits, each axis in 3 and each extent in 11.
+  constexpr int max_packed_rank = 4;
+  constexpr extent_t extent_limit = 2048;
+  bool packs = rank <= max_packed_rank;
+  std::uint64_t key = std::uint64_t{3} << 61 | static_cast<std::uint64_t>(rank) << 56;
+  for (int k = 0; k < rank && packs; ++k) {
+    packs = extents[k] >= 0 && extents[k] < extent_limit;
+    key |= static_cast<std::uint64_t>(axes[static_cast<std::size_t>(k)]) << (44 + 3 * k) |
+           static_cast<std::uint64_t>(extents[k]) << (11 * k);
+  }
+  if (!packs) return permute_seconds(permute_shape(rank, extents, axes));
+  return lookup(key, [&] { return model_.permute_seconds(permute_shape(rank, extents, axes)); });
+}
+
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {
   TILECC_CHECK(repeats >= 1, "time_gemms needs at least one repeat, got ", repeats, ".");
   blas::ensure_loaded();

@@ -64,9 +64,10 @@ class CostCache {
   static CostCache& of(const CostModel& model);
   double gemm_seconds(extent_t m, extent_t n, extent_t k);
   double permute_seconds(const PermuteShape& p);
-  double permute_seconds(int rank, const extent_t* extents, const Axes& axes) {
-    return permute_seconds(permute_shape(rank, extents, axes));
-  }
+  /** Keyed by the block's extents and axes themselves when they pack into a key (rank <= 4,
+   *  extents < 2048: every block of a CC tensor with sensible tiles), which skips working out
+   *  the kernel's loops for the blocks of the few sizes a tensor's tiles make. */
+  double permute_seconds(int rank, const extent_t* extents, const Axes& axes);
 
  private:
   static constexpr std::size_t size = 1024;
