@@ -19,8 +19,7 @@ namespace tilecc {
 enum class PermuteKind : std::uint8_t { copy, runs, transpose };
 inline constexpr int num_permute_kinds = 3;
 
-/** What a permutation's cost depends on: the work of the kernel's loops (kernels::permute_loops).
- */
+/** What a permutation's cost depends on: the kernel's loops (kernels::permute_loops). */
 struct PermuteShape {
   PermuteKind kind = PermuteKind::copy;
   extent_t elements = 0;
@@ -52,7 +51,8 @@ struct CostModel {
 
 /**
  * A CostModel's predictions, remembered by shape: the inspector asks about the same few block
- * shapes thousands of times per plan, and each evaluation takes logarithms and an exponential.
+ * shapes thousands of times per plan, and pricing a permutation means working out the kernel's
+ * loops.
  * Direct-mapped, so a shape that collides with another is evaluated again, never mispriced.
  */
 class CostCache {
