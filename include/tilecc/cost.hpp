@@ -17,7 +17,6 @@ namespace tilecc {
 /** How a permutation walks memory: a plain copy, one that copies contiguous runs (the innermost
  *  axis kept), or one that changes the innermost axis (a strided transpose). */
 enum class PermuteKind : std::uint8_t { copy, runs, transpose };
-inline constexpr int num_permute_kinds = 3;
 
 /** What a permutation's cost depends on: the kernel's loops (kernels::permute_loops). */
 struct PermuteShape {

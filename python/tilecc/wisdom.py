@@ -29,7 +29,7 @@ from tilecc.atomic import replaced_atomically
 FORMAT = "tilecc-wisdom"
 VERSION = 2  # 2: models linear in the kernels' work (1: quadratics in log sizes)
 _REPEATS = 5
-_KINDS = 3  # PermuteKind: copy, inner_kept, transpose
+_KINDS = 3  # PermuteKind: copy, runs, transpose
 
 # One process reads the file once per path.
 _models: dict[Path, Any] = {}
