@@ -103,15 +103,20 @@ std::vector<std::vector<task_id_t>> lpt_partition(std::span<const double> costs,
 }
 
 int default_group_size(int workers) {
-  // NUMA domains as Linux lists them; one domain (or no information) means core pairs.
-  int domains = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("node") && name.size() > 4 &&
-        std::all_of(name.begin() + 4, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-      ++domains;
-  }
+  // NUMA domains as Linux lists them, read once: `buckets` asks at the start of every run, and
+  // listing the directory costs more than scheduling a small contraction.
+  static const int domains = [] {
+    int found = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("node") && name.size() > 4 &&
+          std::all_of(name.begin() + 4, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+        ++found;
+    }
+    return found;
+  }();
+  // One domain (or no information) means core pairs.
   if (domains > 1) return std::max(1, (workers + domains - 1) / domains);
   return std::min(2, std::max(1, workers));
 }
