@@ -70,6 +70,7 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
   policy_ = make_policy(policy, options);
   workspaces_.resize(static_cast<std::size_t>(threads));
   timelines_.resize(static_cast<std::size_t>(threads));
+  task_times_.resize(static_cast<std::size_t>(threads));
   spin_ = hw == 0 || threads <= hw;
   for (int w = 1; w < threads; ++w) pool_.emplace_back([this, w] { worker_loop(w); });
 }
@@ -103,7 +104,7 @@ double Executor::run_task(task_id_t task, int worker) {
     while ((t1 = clock_seconds()) < until) {
     }
   }
-  task_seconds_[static_cast<std::size_t>(task)] = t1 - t0;
+  task_times_[static_cast<std::size_t>(worker)].seconds.emplace_back(task, t1 - t0);
   return t1;
 }
 
@@ -156,12 +157,16 @@ RunStats Executor::collect(task_id_t tasks, double start) {
     t.finish(end);
     stats.phases.push_back(t.seconds());
   }
-  stats.task_seconds = task_seconds_;
+  stats.task_seconds.assign(static_cast<std::size_t>(run_tasks_), 0.0);
+  for (const TaskTimes& times : task_times_)
+    for (const auto& [task, seconds] : times.seconds)
+      stats.task_seconds[static_cast<std::size_t>(task)] = seconds;
   return stats;
 }
 
 double Executor::begin_run(const TaskPool& pool) {
-  task_seconds_.assign(pool.costs.size(), 0.0);
+  run_tasks_ = static_cast<task_id_t>(pool.costs.size());
+  for (TaskTimes& times : task_times_) times.seconds.clear();
   const double start = clock_seconds();
   for (WorkerTimeline& t : timelines_) t.begin(start, tracing_);
   return start;

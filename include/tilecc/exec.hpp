@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tilecc/mem.hpp"
@@ -113,7 +114,14 @@ class Executor {
   const Body* body_ = nullptr;
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;
-  std::vector<double> task_seconds_;
+  /** One worker's measured task times in the run in progress, merged into
+   *  RunStats::task_seconds at its end. Kept per worker, a cache line apart, because consecutive
+   *  tasks run on different workers: one shared array would have them write the same lines. */
+  struct alignas(64) TaskTimes {
+    std::vector<std::pair<task_id_t, double>> seconds;
+  };
+  std::vector<TaskTimes> task_times_;
+  task_id_t run_tasks_ = 0;
 };
 
 }  // namespace tilecc

@@ -38,9 +38,10 @@ struct TraceEvent {
 /**
  * One worker's clock during a run. enter() closes the current phase and opens another; entering
  * the phase already open costs nothing, so a task reads the clock only when its work changes kind.
- * Only the worker that owns a timeline touches it while the run is in progress.
+ * Only the worker that owns a timeline touches it while the run is in progress; timelines are
+ * cache-line aligned so that workers switching phases never write to one another's lines.
  */
-class WorkerTimeline {
+class alignas(64) WorkerTimeline {
  public:
   /** Start a run at time `start` in phase wait (a worker is idle until it asks for work). */
   void begin(double start, bool record_events);

@@ -23,16 +23,19 @@ class BucketsPolicy final : public SchedulePolicy {
     for (int g = 0; g < groups; ++g) capacities.push_back(std::min(size_, workers - g * size_));
     tasks_ = lpt_partition(pool.costs, capacities);
     counters_ = std::make_unique<Counter[]>(static_cast<std::size_t>(groups));
-    calls_.store(0);
   }
 
   std::span<const task_id_t> next(int worker) override {
     const auto g = static_cast<std::size_t>(worker / size_);
-    calls_.fetch_add(1, std::memory_order_relaxed);
     return take_quantum(tasks_[g], counters_[g].next, quantum_);
   }
 
-  std::int64_t shared_calls() const override { return calls_.load(); }
+  /** Every fetch adds the quantum to its group's counter, so the counters count the fetches. */
+  std::int64_t shared_calls() const override {
+    std::int64_t calls = 0;
+    for (std::size_t g = 0; g < tasks_.size(); ++g) calls += counters_[g].next.load() / quantum_;
+    return calls;
+  }
 
  private:
   struct Counter {
@@ -43,7 +46,6 @@ class BucketsPolicy final : public SchedulePolicy {
   int size_ = 1;
   std::vector<std::vector<task_id_t>> tasks_;
   std::unique_ptr<Counter[]> counters_;
-  alignas(64) std::atomic<std::int64_t> calls_{0};
 };
 
 }  // namespace
