@@ -111,9 +111,10 @@ std::map<std::vector<int>, int> summed_symmetries(const BlockShape& shape, const
 }  // namespace
 
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
-                                 const CostModel& model)
-    : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), layout_(layout) {
+                                 const CostModel& model, int workers)
+    : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), layout_(layout), workers_(workers) {
   const double t0 = clock_seconds();
+  TILECC_CHECK(workers >= 1, "a plan is cut for at least one worker, got ", workers, ".");
   detail::check_labels(c_);
   detail::check_labels(a_);
   detail::check_labels(b_);
@@ -456,7 +457,10 @@ void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
 }
 
 void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group) {
-  // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone.
+  // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone. With several
+  // workers a chunk also stops before it outgrows its share of the flops.
+  const double most_flops =
+      workers_ > 1 ? executed_flops_ / (tasks_per_worker * workers_) : executed_flops_;
   const Unit& lead = units[group.front()];
   const extent_t n = lead.n;
   const std::int64_t products = lead.last - lead.member.first;
@@ -473,7 +477,8 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
       task.flops += units[group[g]].flops;
       members_.push_back(m);
       ++g;
-    } while (g < group.size() && task.rows < stack_rows);
+    } while (g < group.size() && task.rows < stack_rows &&
+             task.flops + units[group[g]].flops <= most_flops);
     task.last_member = static_cast<std::int64_t>(members_.size());
     tasks_.push_back(task);
     // Scratch of this task: stacked A (or permuted A), B, and R when it is needed.
@@ -599,6 +604,7 @@ std::string ContractionPlan::summary() const {
                 inspector_seconds_ * 1e3);
   std::string text = buf;
   if (!policy_.empty()) text += ", policy " + policy_;
+  if (workers_ > 1) text += ", tasks cut for " + std::to_string(workers_) + " workers";
   if (const ModelError e = model_error(); e.tasks > 0) {
     std::snprintf(buf, sizeof buf, ", model error per task median %.0f%% p90 %.0f%%",
                   100.0 * e.median, 100.0 * e.p90);

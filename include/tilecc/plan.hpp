@@ -1,8 +1,8 @@
 #pragma once
 /** @file ContractionPlan: the inspector. A contraction C[lc] += alpha * A[la] * B[lb] becomes a
  * list of tasks, one per canonical non-zero output block, each with the non-zero block products
- * that feed it. The plan depends on the operands' shapes only, so one plan serves every execution
- * on tensors of the same shapes (every CC iteration).
+ * that feed it. The plan depends on the operands' shapes and the number of workers only, so one
+ * plan serves every execution on tensors of the same shapes (every CC iteration).
  */
 #include <span>
 #include <string>
@@ -104,8 +104,11 @@ class ContractionPlan {
    *  (columns-then-rows), or into scratch R[M, N] that is permuted into C once per task. */
   enum class Output { direct, transposed, buffered };
 
+  /** `workers`: how many workers will share the tasks. Stacking stops short of leaving fewer than
+   *  tasks_per_worker tasks per worker (where there are enough output blocks), so that stacked
+   *  tasks never grow too coarse to balance; with one worker, stacking is limited by rows only. */
   ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout = PlanLayout::inspector,
-                  const CostModel& model = {});
+                  const CostModel& model = {}, int workers = 1);
 
   const Operand& c() const { return c_; }
   const Operand& a() const { return a_; }
@@ -157,6 +160,10 @@ class ContractionPlan {
   int summed_symmetry_order() const { return summed_symmetry_order_; }
   /** Rows a stacked task aims for: enough that a B block is reused across a GEMM's rows. */
   static constexpr extent_t stack_rows = 256;
+  /** With several workers, a stacked task holds at most 1 / (tasks_per_worker * workers) of the
+   *  plan's flops: list scheduling then ends within about that fraction of the ideal. */
+  static constexpr int tasks_per_worker = 8;
+  int workers() const { return workers_; }
   /** Largest scratch one worker needs (permuted or stacked A, permuted B, R), in bytes. */
   extent_t scratch_bytes_per_worker() const { return scratch_bytes_; }
   std::int64_t num_products() const { return static_cast<std::int64_t>(products_.size()); }
@@ -186,6 +193,7 @@ class ContractionPlan {
 
   Operand c_, a_, b_;
   PlanLayout layout_;
+  int workers_ = 1;
   std::string policy_;
   std::vector<Task> tasks_;
   std::vector<Member> members_;

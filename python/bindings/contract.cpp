@@ -122,13 +122,15 @@ void bind_contract(nb::module_& m) {
       .def(
           "__init__",
           [](ContractionPlan* self, const OperandTuple& c, const OperandTuple& a,
-             const OperandTuple& b, const std::string& layout, const CostModel& model) {
+             const OperandTuple& b, const std::string& layout, const CostModel& model,
+             int workers) {
             const PlanLayout l = layout_named(layout);
             nb::gil_scoped_release release;
-            new (self) ContractionPlan(operand(c), operand(a), operand(b), l, model);
+            new (self) ContractionPlan(operand(c), operand(a), operand(b), l, model, workers);
           },
           nb::arg("c"), nb::arg("a"), nb::arg("b"), nb::arg("layout") = "inspector",
-          nb::arg("model") = CostModel{})
+          nb::arg("model") = CostModel{}, nb::arg("workers") = 1)
+      .def_prop_ro("workers", &ContractionPlan::workers)
       .def_prop_ro("num_tasks", [](const ContractionPlan& p) { return p.tasks().size(); })
       .def_prop_ro("num_products", &ContractionPlan::num_products)
       .def_prop_ro("dense_flops", &ContractionPlan::dense_flops)

@@ -220,6 +220,7 @@ class Context:
                 (b[1], list(b[2]), b[3]),
                 layout="tce" if self.policy == "tce" else "inspector",
                 model=model,
+                workers=self.threads,
             )
             plan.policy = self.policy
             entry = _PlanEntry(plan, ContractionRecord(plan.expression))

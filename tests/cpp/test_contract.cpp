@@ -6,6 +6,7 @@
 
 #include "tilecc/blas.hpp"
 #include "tilecc/contract.hpp"
+#include "tilecc/error.hpp"
 #include "tilecc/ops.hpp"
 
 namespace tilecc {
@@ -60,6 +61,43 @@ TEST(Contract, MatchesNaiveLoops) {
                 << "threads " << threads;
           }
   }
+}
+
+TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
+  blas::ensure_loaded();
+  // C[i,j,a,b] = A[i,j,c,d] * B[c,d,a,b] with short occupied tiles: the output blocks of one
+  // (a, b) read the same B blocks, so the inspector stacks many of them into one task.
+  auto o = space(12, 2, 1), v = space(8, 4, 1);
+  auto shape = [](SpacePtr x, SpacePtr y) {
+    return std::make_shared<BlockShape>(std::vector<SpacePtr>{x, x, y, y}, PermutationGroup(4),
+                                        std::vector<int>{0, 0, 0, 0});
+  };
+  auto sa = shape(o, v), sb = shape(v, v), sc = shape(o, v);
+  BlockTensor a(sa), b(sb);
+  fill_random(a, 3);
+  fill_random(b, 4);
+  auto plan_for = [&](int workers) {
+    return ContractionPlan({sc, {"i", "j", "a", "b"}, "C"}, {sa, {"i", "j", "c", "d"}, "A"},
+                           {sb, {"c", "d", "a", "b"}, "B"}, PlanLayout::inspector, CostModel{},
+                           workers);
+  };
+  ContractionPlan one = plan_for(1), four = plan_for(4);
+  EXPECT_EQ(one.executed_flops(), four.executed_flops());
+  // One worker: the 36 blocks of 4 rows under each of the 4 (a, b) tiles stack into one task.
+  EXPECT_EQ(one.tasks().size(), 4u);
+  // Four workers: no stacked task holds more than its share, so there are at least 8 per worker.
+  const double share = four.executed_flops() / (ContractionPlan::tasks_per_worker * 4);
+  for (const ContractionPlan::Task& task : four.tasks())
+    if (task.last_member - task.first_member > 1) EXPECT_LE(task.flops, share);
+  EXPECT_GE(four.tasks().size(), 8u * 4u);
+  // Both cuts compute the same result.
+  BlockTensor c1(sc), c4(sc);
+  Executor ex1(1), ex2(2);
+  contract(one, 1.0, a, b, c1, ex1);
+  contract(four, 1.0, a, b, c4, ex2);
+  const auto d1 = dense(c1), d4 = dense(c4);
+  for (std::size_t e = 0; e < d1.size(); ++e) ASSERT_NEAR(d1[e], d4[e], 1e-12);
+  EXPECT_THROW(plan_for(0), InputError);
 }
 
 TEST(Contract, ReportsTheFirstTaskError) {
