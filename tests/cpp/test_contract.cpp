@@ -87,8 +87,11 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
   EXPECT_EQ(one.tasks().size(), 4u);
   // Four workers: no stacked task holds more than its share, so there are at least 8 per worker.
   const double share = four.executed_flops() / (ContractionPlan::tasks_per_worker * 4);
-  for (const ContractionPlan::Task& task : four.tasks())
-    if (task.last_member - task.first_member > 1) EXPECT_LE(task.flops, share);
+  for (const ContractionPlan::Task& task : four.tasks()) {
+    if (task.last_member - task.first_member > 1) {
+      EXPECT_LE(task.flops, share);
+    }
+  }
   EXPECT_GE(four.tasks().size(), 8u * 4u);
   // Both cuts compute the same result.
   BlockTensor c1(sc), c4(sc);
