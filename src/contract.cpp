@@ -148,7 +148,7 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
     stats.run = executor.run_with_threaded_blas(pool, body);
   else
     stats.run = executor.run(pool, body);
-  plan.record_measured(stats.run.task_seconds);
+  plan.record_measured(stats.run.nominal_seconds);
   stats.flops = plan.executed_flops();
   return stats;
 }

@@ -71,6 +71,9 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
   workspaces_.resize(static_cast<std::size_t>(threads));
   timelines_.resize(static_cast<std::size_t>(threads));
   task_times_.resize(static_cast<std::size_t>(threads));
+  speeds_.assign(static_cast<std::size_t>(threads), 1.0);
+  scheduled_.assign(static_cast<std::size_t>(threads), 0.0);
+  measured_.assign(static_cast<std::size_t>(threads), 0.0);
   spin_ = hw == 0 || threads <= hw;
   for (int w = 1; w < threads; ++w) pool_.emplace_back([this, w] { worker_loop(w); });
 }
@@ -158,9 +161,13 @@ RunStats Executor::collect(task_id_t tasks, double start) {
     stats.phases.push_back(t.seconds());
   }
   stats.task_seconds.assign(static_cast<std::size_t>(run_tasks_), 0.0);
-  for (const TaskTimes& times : task_times_)
-    for (const auto& [task, seconds] : times.seconds)
+  stats.task_workers.assign(static_cast<std::size_t>(run_tasks_), -1);
+  for (std::size_t w = 0; w < task_times_.size(); ++w)
+    for (const auto& [task, seconds] : task_times_[w].seconds) {
       stats.task_seconds[static_cast<std::size_t>(task)] = seconds;
+      stats.task_workers[static_cast<std::size_t>(task)] = static_cast<int>(w);
+    }
+  stats.nominal_seconds = stats.task_seconds;
   return stats;
 }
 
@@ -200,7 +207,9 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   if (blas::loaded()) blas::set_threads(1);
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
   timeline(0).enter(Phase::fetch);
-  policy_->start(pool, threads_);
+  TaskPool scheduled = pool;
+  scheduled.worker_speeds = speeds_;
+  policy_->start(scheduled, threads_);
   failed_.store(false);
   error_ = nullptr;
   {
@@ -222,7 +231,37 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   RunStats stats = collect(tasks, start);
   stats.shared_calls = policy_->shared_calls();
   if (error_) std::rethrow_exception(error_);
+  learn_speeds(pool.costs, stats);
+  for (std::size_t t = 0; t < stats.nominal_seconds.size(); ++t)
+    if (const int w = stats.task_workers[t]; w >= 0)
+      stats.nominal_seconds[t] *= speeds_[static_cast<std::size_t>(w)];
   return stats;
+}
+
+void Executor::learn_speeds(std::span<const double> costs, const RunStats& stats) {
+  // Older runs fade, so that a worker whose core becomes busier is noticed within a few runs.
+  constexpr double keep = 0.8;
+  for (std::size_t w = 0; w < speeds_.size(); ++w) {
+    scheduled_[w] *= keep;
+    measured_[w] *= keep;
+  }
+  for (std::size_t t = 0; t < stats.task_workers.size(); ++t)
+    if (const int w = stats.task_workers[t]; w >= 0) {
+      scheduled_[static_cast<std::size_t>(w)] += costs[t];
+      measured_[static_cast<std::size_t>(w)] += stats.task_seconds[t];
+    }
+  double sum = 0.0;
+  int known = 0;
+  for (std::size_t w = 0; w < speeds_.size(); ++w)
+    if (scheduled_[w] > 0.0 && measured_[w] > 0.0) {
+      sum += scheduled_[w] / measured_[w];
+      ++known;
+    }
+  if (known < 2) return;  // one worker's rate says nothing about relative speeds
+  const double mean = sum / known;
+  for (std::size_t w = 0; w < speeds_.size(); ++w)
+    speeds_[w] =
+        scheduled_[w] > 0.0 && measured_[w] > 0.0 ? scheduled_[w] / measured_[w] / mean : 1.0;
 }
 
 }  // namespace tilecc

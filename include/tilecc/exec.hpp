@@ -25,7 +25,12 @@ struct RunStats {
   double seconds = 0.0;              ///< wall time of the run
   std::int64_t shared_calls = 0;     ///< the policy's counter fetches / steal attempts
   std::vector<PhaseSeconds> phases;  ///< per worker; each adds up to `seconds`
-  std::vector<double> task_seconds;  ///< per task, measured (what refinement feeds back)
+  std::vector<double> task_seconds;  ///< per task, measured
+  std::vector<int> task_workers;     ///< per task, the worker that ran it (-1: it did not run)
+  /// Per task, the time a worker of mean speed would have taken (task_seconds times the speed of
+  /// the worker that ran it): what refinement feeds back, so that the costs a policy schedules
+  /// with do not depend on which worker ran each task last time.
+  std::vector<double> nominal_seconds;
 };
 
 /** A worker made slower on purpose, to study static vs dynamic scheduling on a quiet machine:
@@ -71,6 +76,10 @@ class Executor {
   WorkerTimeline& timeline(int worker) { return timelines_[static_cast<std::size_t>(worker)]; }
   /** Largest scratch any worker has held, in bytes. */
   extent_t scratch_high_water_bytes() const;
+  /** Each worker's speed relative to the others (mean 1), learned from earlier runs: the time
+   *  its tasks took against the costs they were scheduled with. Policies get it in
+   *  TaskPool::worker_speeds; it stays 1 for every worker until two workers have run tasks. */
+  std::span<const double> worker_speeds() const { return speeds_; }
   /** Keep every phase slice of the next runs (for a trace); off by default. */
   void set_tracing(bool on) { tracing_ = on; }
   bool tracing() const { return tracing_; }
@@ -91,6 +100,8 @@ class Executor {
   /** Clear the task times and start every worker's clock; returns the start time. */
   double begin_run(const TaskPool& pool);
   RunStats collect(task_id_t tasks, double start);
+  /** Update the worker speeds from one run scheduled with `costs`. */
+  void learn_speeds(std::span<const double> costs, const RunStats& stats);
 
   int threads_;
   std::string policy_name_;
@@ -122,6 +133,9 @@ class Executor {
   };
   std::vector<TaskTimes> task_times_;
   task_id_t run_tasks_ = 0;
+  // Per worker: relative speed, and the decayed sums of scheduled costs and measured seconds of
+  // the tasks it ran that the speed is their ratio of (normalised to mean 1).
+  std::vector<double> speeds_, scheduled_, measured_;
 };
 
 }  // namespace tilecc

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <numeric>
 #include <random>
@@ -73,7 +74,7 @@ TEST(Sched, LptMeetsTheListSchedulingBound) {
   for (unsigned seed = 0; seed < 20; ++seed) {
     const auto costs = random_costs(50 + seed * 13, seed);
     for (int bins : {2, 3, 8}) {
-      const std::vector<int> capacities(static_cast<std::size_t>(bins), 1);
+      const std::vector<double> capacities(static_cast<std::size_t>(bins), 1.0);
       const auto parts = lpt_partition(costs, capacities);
       std::vector<int> seen(costs.size(), 0);
       double makespan = 0.0;
@@ -96,6 +97,51 @@ TEST(Sched, LptMeetsTheListSchedulingBound) {
       EXPECT_LE(makespan, total / bins + (1.0 - 1.0 / bins) * largest + 1e-9);
     }
   }
+}
+
+TEST(Sched, LptGivesFasterBinsLargerShares) {
+  // One large task and 300 unit tasks on bins of speed 1 and 3: the large task goes where it
+  // finishes first (the fast bin), and the loads end within one task of proportional.
+  std::vector<double> costs(300, 1.0);
+  costs.push_back(40.0);
+  const std::vector<double> speeds{1.0, 3.0};
+  const auto parts = lpt_partition(costs, speeds);
+  EXPECT_EQ(parts[1].front(), 300);
+  std::array<double, 2> finish{};
+  for (std::size_t b = 0; b < 2; ++b) {
+    for (task_id_t t : parts[b]) finish[b] += costs[static_cast<std::size_t>(t)];
+    finish[b] /= speeds[b];
+  }
+  EXPECT_NEAR(finish[0], finish[1], 1.0);
+}
+
+TEST(Sched, ExecutorLearnsWhichWorkerIsSlow) {
+  // Worker 0 takes three times as long for every task: after a few runs its learned speed is
+  // below worker 1's, `steal` then seeds it with the smaller share, and the times fed back to
+  // refinement are each task's time scaled by the speed of the worker that ran it.
+  Executor ex(2, "steal", {}, SlowWorker::parse("0:3"));
+  const std::vector<double> costs(64, 1.0);
+  auto spin = [](task_id_t, int) {
+    const double until = clock_seconds() + 20e-6;
+    while (clock_seconds() < until) {
+    }
+  };
+  EXPECT_EQ(std::vector<double>(ex.worker_speeds().begin(), ex.worker_speeds().end()),
+            (std::vector<double>{1.0, 1.0}));
+  RunStats stats;
+  for (int run = 0; run < 5; ++run) stats = ex.run({costs}, spin);
+  const auto speeds = ex.worker_speeds();
+  EXPECT_LT(speeds[0], speeds[1]);
+  EXPECT_NEAR(speeds[0] + speeds[1], 2.0, 1e-12);
+  std::array<int, 2> ran{};
+  for (std::size_t t = 0; t < costs.size(); ++t) {
+    const int w = stats.task_workers[t];
+    ASSERT_TRUE(w == 0 || w == 1);
+    ++ran[static_cast<std::size_t>(w)];
+    EXPECT_DOUBLE_EQ(stats.nominal_seconds[t],
+                     stats.task_seconds[t] * speeds[static_cast<std::size_t>(w)]);
+  }
+  EXPECT_LT(ran[0], ran[1]);
 }
 
 TEST(Sched, StaticBlockGivesContiguousBalancedRuns) {
