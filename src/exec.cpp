@@ -207,9 +207,7 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   if (blas::loaded()) blas::set_threads(1);
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
   timeline(0).enter(Phase::fetch);
-  TaskPool scheduled = pool;
-  scheduled.worker_speeds = speeds_;
-  policy_->start(scheduled, threads_);
+  policy_->start(pool, threads_);
   failed_.store(false);
   error_ = nullptr;
   {

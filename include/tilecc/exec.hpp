@@ -77,8 +77,9 @@ class Executor {
   /** Largest scratch any worker has held, in bytes. */
   extent_t scratch_high_water_bytes() const;
   /** Each worker's speed relative to the others (mean 1), learned from earlier runs: the time
-   *  its tasks took against the costs they were scheduled with. Policies get it in
-   *  TaskPool::worker_speeds; it stays 1 for every worker until two workers have run tasks. */
+   *  its tasks took against the costs they were scheduled with; pass it in
+   *  TaskPool::worker_speeds to schedule by it. It stays 1 for every worker until two workers
+   *  have run tasks. */
   std::span<const double> worker_speeds() const { return speeds_; }
   /** Keep every phase slice of the next runs (for a trace); off by default. */
   void set_tracing(bool on) { tracing_ = on; }

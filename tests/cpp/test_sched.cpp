@@ -129,7 +129,7 @@ TEST(Sched, ExecutorLearnsWhichWorkerIsSlow) {
   EXPECT_EQ(std::vector<double>(ex.worker_speeds().begin(), ex.worker_speeds().end()),
             (std::vector<double>{1.0, 1.0}));
   RunStats stats;
-  for (int run = 0; run < 5; ++run) stats = ex.run({costs}, spin);
+  for (int run = 0; run < 5; ++run) stats = ex.run({costs, {}, ex.worker_speeds()}, spin);
   const auto speeds = ex.worker_speeds();
   EXPECT_LT(speeds[0], speeds[1]);
   EXPECT_NEAR(speeds[0] + speeds[1], 2.0, 1e-12);
