@@ -1,5 +1,6 @@
 #include "tilecc/exec.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "tilecc/blas.hpp"
@@ -62,7 +63,11 @@ SlowWorker SlowWorker::from_environment() {
 }
 
 Executor::Executor(int threads, const std::string& policy, PolicyOptions options, SlowWorker slow)
-    : threads_(threads), policy_name_(policy), options_(options), slow_(slow) {
+    : threads_(threads),
+      policy_name_(policy),
+      options_(options),
+      slow_(slow),
+      speeds_(std::max(threads, 1)) {
   TILECC_CHECK(threads >= 1, "the number of threads must be at least 1, got ", threads, ".");
   const auto hw = static_cast<int>(std::thread::hardware_concurrency());
   TILECC_CHECK(threads <= 1024 && (hw == 0 || threads <= 64 * hw), "asked for ", threads,
@@ -71,9 +76,6 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
   workspaces_.resize(static_cast<std::size_t>(threads));
   timelines_.resize(static_cast<std::size_t>(threads));
   task_times_.resize(static_cast<std::size_t>(threads));
-  speeds_.assign(static_cast<std::size_t>(threads), 1.0);
-  scheduled_.assign(static_cast<std::size_t>(threads), 0.0);
-  measured_.assign(static_cast<std::size_t>(threads), 0.0);
   spin_ = hw == 0 || threads <= hw;
   for (int w = 1; w < threads; ++w) pool_.emplace_back([this, w] { worker_loop(w); });
 }
@@ -229,37 +231,12 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   RunStats stats = collect(tasks, start);
   stats.shared_calls = policy_->shared_calls();
   if (error_) std::rethrow_exception(error_);
-  learn_speeds(pool.costs, stats);
+  speeds_.observe(pool.costs, stats.task_seconds, stats.task_workers);
+  const auto speeds = speeds_.speeds();
   for (std::size_t t = 0; t < stats.nominal_seconds.size(); ++t)
     if (const int w = stats.task_workers[t]; w >= 0)
-      stats.nominal_seconds[t] *= speeds_[static_cast<std::size_t>(w)];
+      stats.nominal_seconds[t] *= speeds[static_cast<std::size_t>(w)];
   return stats;
-}
-
-void Executor::learn_speeds(std::span<const double> costs, const RunStats& stats) {
-  // Older runs fade, so that a worker whose core becomes busier is noticed within a few runs.
-  constexpr double keep = 0.8;
-  for (std::size_t w = 0; w < speeds_.size(); ++w) {
-    scheduled_[w] *= keep;
-    measured_[w] *= keep;
-  }
-  for (std::size_t t = 0; t < stats.task_workers.size(); ++t)
-    if (const int w = stats.task_workers[t]; w >= 0) {
-      scheduled_[static_cast<std::size_t>(w)] += costs[t];
-      measured_[static_cast<std::size_t>(w)] += stats.task_seconds[t];
-    }
-  double sum = 0.0;
-  int known = 0;
-  for (std::size_t w = 0; w < speeds_.size(); ++w)
-    if (scheduled_[w] > 0.0 && measured_[w] > 0.0) {
-      sum += scheduled_[w] / measured_[w];
-      ++known;
-    }
-  if (known < 2) return;  // one worker's rate says nothing about relative speeds
-  const double mean = sum / known;
-  for (std::size_t w = 0; w < speeds_.size(); ++w)
-    speeds_[w] =
-        scheduled_[w] > 0.0 && measured_[w] > 0.0 ? scheduled_[w] / measured_[w] / mean : 1.0;
 }
 
 }  // namespace tilecc

@@ -14,6 +14,7 @@
 
 #include "tilecc/mem.hpp"
 #include "tilecc/sched.hpp"
+#include "tilecc/speeds.hpp"
 #include "tilecc/trace.hpp"
 
 namespace tilecc {
@@ -80,7 +81,7 @@ class Executor {
    *  its tasks took against the costs they were scheduled with; pass it in
    *  TaskPool::worker_speeds to schedule by it. It stays 1 for every worker until two workers
    *  have run tasks. */
-  std::span<const double> worker_speeds() const { return speeds_; }
+  std::span<const double> worker_speeds() const { return speeds_.speeds(); }
   /** Keep every phase slice of the next runs (for a trace); off by default. */
   void set_tracing(bool on) { tracing_ = on; }
   bool tracing() const { return tracing_; }
@@ -101,8 +102,6 @@ class Executor {
   /** Clear the task times and start every worker's clock; returns the start time. */
   double begin_run(const TaskPool& pool);
   RunStats collect(task_id_t tasks, double start);
-  /** Update the worker speeds from one run scheduled with `costs`. */
-  void learn_speeds(std::span<const double> costs, const RunStats& stats);
 
   int threads_;
   std::string policy_name_;
@@ -134,9 +133,7 @@ class Executor {
   };
   std::vector<TaskTimes> task_times_;
   task_id_t run_tasks_ = 0;
-  // Per worker: relative speed, and the decayed sums of scheduled costs and measured seconds of
-  // the tasks it ran that the speed is their ratio of (normalised to mean 1).
-  std::vector<double> speeds_, scheduled_, measured_;
+  WorkerSpeeds speeds_;
 };
 
 }  // namespace tilecc
