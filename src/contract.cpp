@@ -143,14 +143,12 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
   const double mean_task_flops =
       tasks.empty() ? 0.0 : plan.executed_flops() / static_cast<double>(tasks.size());
   const double threshold = executor.policy_options().blas_parallel_task_flops;
-  // Refining schedules with the measured task times and worker speeds, else with predictions.
-  const TaskPool pool{plan.costs(refine), plan.loop(),
-                      refine ? executor.worker_speeds() : std::span<const double>{}};
+  const TaskPool pool{plan.costs(refine), plan.loop()};
   if (executor.threads() > 1 && threshold > 0 && mean_task_flops >= threshold)
     stats.run = executor.run_with_threaded_blas(pool, body);
   else
     stats.run = executor.run(pool, body);
-  plan.record_measured(stats.run.nominal_seconds);
+  plan.record_measured(stats.run.task_seconds);
   stats.flops = plan.executed_flops();
   return stats;
 }

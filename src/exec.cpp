@@ -1,6 +1,5 @@
 #include "tilecc/exec.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 
 #include "tilecc/blas.hpp"
@@ -63,11 +62,7 @@ SlowWorker SlowWorker::from_environment() {
 }
 
 Executor::Executor(int threads, const std::string& policy, PolicyOptions options, SlowWorker slow)
-    : threads_(threads),
-      policy_name_(policy),
-      options_(options),
-      slow_(slow),
-      speeds_(std::max(threads, 1)) {
+    : threads_(threads), policy_name_(policy), options_(options), slow_(slow) {
   TILECC_CHECK(threads >= 1, "the number of threads must be at least 1, got ", threads, ".");
   const auto hw = static_cast<int>(std::thread::hardware_concurrency());
   TILECC_CHECK(threads <= 1024 && (hw == 0 || threads <= 64 * hw), "asked for ", threads,
@@ -163,13 +158,9 @@ RunStats Executor::collect(task_id_t tasks, double start) {
     stats.phases.push_back(t.seconds());
   }
   stats.task_seconds.assign(static_cast<std::size_t>(run_tasks_), 0.0);
-  stats.task_workers.assign(static_cast<std::size_t>(run_tasks_), -1);
-  for (std::size_t w = 0; w < task_times_.size(); ++w)
-    for (const auto& [task, seconds] : task_times_[w].seconds) {
+  for (const TaskTimes& times : task_times_)
+    for (const auto& [task, seconds] : times.seconds)
       stats.task_seconds[static_cast<std::size_t>(task)] = seconds;
-      stats.task_workers[static_cast<std::size_t>(task)] = static_cast<int>(w);
-    }
-  stats.nominal_seconds = stats.task_seconds;
   return stats;
 }
 
@@ -231,11 +222,6 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   RunStats stats = collect(tasks, start);
   stats.shared_calls = policy_->shared_calls();
   if (error_) std::rethrow_exception(error_);
-  speeds_.observe(pool.costs, stats.task_seconds, stats.task_workers);
-  const auto speeds = speeds_.speeds();
-  for (std::size_t t = 0; t < stats.nominal_seconds.size(); ++t)
-    if (const int w = stats.task_workers[t]; w >= 0)
-      stats.nominal_seconds[t] *= speeds[static_cast<std::size_t>(w)];
   return stats;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <queue>
 #include <thread>
 
 #include "policies/policies.hpp"
@@ -84,16 +85,19 @@ std::vector<task_id_t> by_decreasing_cost(std::span<const double> costs) {
 }
 
 std::vector<std::vector<task_id_t>> lpt_partition(std::span<const double> costs,
-                                                  std::span<const double> capacities) {
+                                                  std::span<const int> capacities) {
   std::vector<std::vector<task_id_t>> bins(capacities.size());
+  // Min-heap of (load per unit of capacity, bin).
+  using Entry = std::pair<double, std::size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   std::vector<double> load(capacities.size(), 0.0);
+  for (std::size_t b = 0; b < capacities.size(); ++b) heap.emplace(0.0, b);
   for (task_id_t t : by_decreasing_cost(costs)) {
-    const double cost = costs[static_cast<std::size_t>(t)];
-    std::size_t best = 0;
-    for (std::size_t b = 1; b < bins.size(); ++b)
-      if ((load[b] + cost) / capacities[b] < (load[best] + cost) / capacities[best]) best = b;
-    bins[best].push_back(t);
-    load[best] += cost;
+    const std::size_t b = heap.top().second;
+    heap.pop();
+    bins[b].push_back(t);
+    load[b] += costs[static_cast<std::size_t>(t)];
+    heap.emplace(load[b] / capacities[b], b);
   }
   return bins;
 }

@@ -14,7 +14,6 @@
 
 #include "tilecc/mem.hpp"
 #include "tilecc/sched.hpp"
-#include "tilecc/speeds.hpp"
 #include "tilecc/trace.hpp"
 
 namespace tilecc {
@@ -26,12 +25,7 @@ struct RunStats {
   double seconds = 0.0;              ///< wall time of the run
   std::int64_t shared_calls = 0;     ///< the policy's counter fetches / steal attempts
   std::vector<PhaseSeconds> phases;  ///< per worker; each adds up to `seconds`
-  std::vector<double> task_seconds;  ///< per task, measured
-  std::vector<int> task_workers;     ///< per task, the worker that ran it (-1: it did not run)
-  /// Per task, the time a worker of mean speed would have taken (task_seconds times the speed of
-  /// the worker that ran it): what refinement feeds back, so that the costs a policy schedules
-  /// with do not depend on which worker ran each task last time.
-  std::vector<double> nominal_seconds;
+  std::vector<double> task_seconds;  ///< per task, measured (what refinement feeds back)
 };
 
 /** A worker made slower on purpose, to study static vs dynamic scheduling on a quiet machine:
@@ -77,11 +71,6 @@ class Executor {
   WorkerTimeline& timeline(int worker) { return timelines_[static_cast<std::size_t>(worker)]; }
   /** Largest scratch any worker has held, in bytes. */
   extent_t scratch_high_water_bytes() const;
-  /** Each worker's speed relative to the others (mean 1), learned from earlier runs: the time
-   *  its tasks took against the costs they were scheduled with; pass it in
-   *  TaskPool::worker_speeds to schedule by it. It stays 1 for every worker until two workers
-   *  have run tasks. */
-  std::span<const double> worker_speeds() const { return speeds_.speeds(); }
   /** Keep every phase slice of the next runs (for a trace); off by default. */
   void set_tracing(bool on) { tracing_ = on; }
   bool tracing() const { return tracing_; }
@@ -133,7 +122,6 @@ class Executor {
   };
   std::vector<TaskTimes> task_times_;
   task_id_t run_tasks_ = 0;
-  WorkerSpeeds speeds_;
 };
 
 }  // namespace tilecc

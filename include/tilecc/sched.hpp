@@ -33,10 +33,6 @@ struct TaskPool {
   /** The TCE loop: one entry per tile tuple the original loop nest visits, holding its task or
    *  -1 for a null tuple. Empty when the plan has no such loop (then every task is one tuple). */
   std::span<const task_id_t> loop{};
-  /** Each worker's speed relative to the others (mean 1), as earlier runs measured it; empty
-   *  when unknown. The hybrid policies (`buckets`, `steal`) size each worker's share by it; the
-   *  static ones ignore it, by definition. */
-  std::span<const double> worker_speeds{};
 };
 
 /** Options every policy accepts; each uses the ones that concern it. */
@@ -75,13 +71,12 @@ std::vector<std::string> policy_names();
 /** Task indices by decreasing cost (ties in index order). */
 std::vector<task_id_t> by_decreasing_cost(std::span<const double> costs);
 /**
- * Longest Processing Time: tasks by decreasing cost, each to the bin where it would finish first,
- * (load + cost) / capacity, a bin's capacity being its speed (a 4/3-approximation of the optimal
- * makespan for equal capacities, where the rule is "the least loaded bin"). Each bin's tasks come
- * out largest first.
+ * Longest Processing Time: tasks by decreasing cost, each to the bin whose load per unit of
+ * capacity is smallest (a 4/3-approximation of the optimal makespan for equal capacities). Each
+ * bin's tasks come out largest first.
  */
 std::vector<std::vector<task_id_t>> lpt_partition(std::span<const double> costs,
-                                                  std::span<const double> capacities);
+                                                  std::span<const int> capacities);
 /** Workers per bucket by default: those of one NUMA domain when there are several, else 2. */
 int default_group_size(int workers);
 

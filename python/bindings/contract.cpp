@@ -104,11 +104,6 @@ void bind_contract(nb::module_& m) {
           },
           nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("slow_worker"))
       .def_prop_ro("threads", &Executor::threads)
-      .def_prop_ro("worker_speeds",
-                   [](const Executor& ex) {
-                     return std::vector<double>(ex.worker_speeds().begin(),
-                                                ex.worker_speeds().end());
-                   })
       .def_prop_ro("policy", &Executor::policy_name)
       .def_prop_ro("slow_worker",
                    [](const Executor& ex) {

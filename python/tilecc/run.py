@@ -125,8 +125,6 @@ def runtime_summary(ctx: Context) -> dict[str, Any]:
         "quantum": ctx.quantum,
         "refine": ctx.refine,
         "shared_calls_per_task": ctx.stats.shared_calls / max(1, ctx.stats.tasks),
-        # Each worker's speed relative to the others, as the executor learned it (mean 1).
-        "worker_speeds": list(ctx.executor.worker_speeds),
         "total": total.as_dict() | {"imbalance": total.imbalance},
         "contractions": [
             {

@@ -19,12 +19,8 @@ class BucketsPolicy final : public SchedulePolicy {
   void start(const TaskPool& pool, int workers) override {
     size_ = group_size_ > 0 ? std::min(group_size_, workers) : default_group_size(workers);
     const int groups = (workers + size_ - 1) / size_;
-    // A group's capacity is the summed speed of its workers (each 1 until runs measure them).
-    std::vector<double> capacities(static_cast<std::size_t>(groups), 0.0);
-    const bool measured = pool.worker_speeds.size() == static_cast<std::size_t>(workers);
-    for (int w = 0; w < workers; ++w)
-      capacities[static_cast<std::size_t>(w / size_)] +=
-          measured ? pool.worker_speeds[static_cast<std::size_t>(w)] : 1.0;
+    std::vector<int> capacities;
+    for (int g = 0; g < groups; ++g) capacities.push_back(std::min(size_, workers - g * size_));
     tasks_ = lpt_partition(pool.costs, capacities);
     counters_ = std::make_unique<Counter[]>(static_cast<std::size_t>(groups));
   }

@@ -16,7 +16,7 @@ class StaticPolicy final : public SchedulePolicy {
   explicit StaticPolicy(bool lpt) : lpt_(lpt) {}
 
   void start(const TaskPool& pool, int workers) override {
-    const std::vector<double> capacities(static_cast<std::size_t>(workers), 1.0);
+    const std::vector<int> capacities(static_cast<std::size_t>(workers), 1);
     assigned_ = lpt_ ? lpt_partition(pool.costs, capacities) : block_partition(pool.costs, workers);
     taken_.assign(static_cast<std::size_t>(workers), 0);
   }

@@ -14,11 +14,7 @@ namespace {
 class StealPolicy final : public SchedulePolicy {
  public:
   void start(const TaskPool& pool, int workers) override {
-    // Seeded by each worker's measured speed, so that a slow worker starts with a smaller share
-    // and the largest tasks go where they finish first.
-    std::vector<double> capacities(static_cast<std::size_t>(workers), 1.0);
-    if (pool.worker_speeds.size() == capacities.size())
-      capacities.assign(pool.worker_speeds.begin(), pool.worker_speeds.end());
+    const std::vector<int> capacities(static_cast<std::size_t>(workers), 1);
     auto seeds = lpt_partition(pool.costs, capacities);
     deques_ = std::make_unique<Deque[]>(static_cast<std::size_t>(workers));
     workers_ = workers;

@@ -4,14 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <numeric>
 #include <random>
 
 #include "tilecc/error.hpp"
 #include "tilecc/exec.hpp"
-#include "tilecc/speeds.hpp"
 
 namespace tilecc {
 namespace {
@@ -75,7 +73,7 @@ TEST(Sched, LptMeetsTheListSchedulingBound) {
   for (unsigned seed = 0; seed < 20; ++seed) {
     const auto costs = random_costs(50 + seed * 13, seed);
     for (int bins : {2, 3, 8}) {
-      const std::vector<double> capacities(static_cast<std::size_t>(bins), 1.0);
+      const std::vector<int> capacities(static_cast<std::size_t>(bins), 1);
       const auto parts = lpt_partition(costs, capacities);
       std::vector<int> seen(costs.size(), 0);
       double makespan = 0.0;
@@ -97,70 +95,6 @@ TEST(Sched, LptMeetsTheListSchedulingBound) {
       // Greedy assignment to the least loaded bin: makespan <= total/m + (1 - 1/m) max.
       EXPECT_LE(makespan, total / bins + (1.0 - 1.0 / bins) * largest + 1e-9);
     }
-  }
-}
-
-TEST(Sched, LptGivesFasterBinsLargerShares) {
-  // One large task and 300 unit tasks on bins of speed 1 and 3: the large task goes where it
-  // finishes first (the fast bin), and the loads end within one task of proportional.
-  std::vector<double> costs(300, 1.0);
-  costs.push_back(40.0);
-  const std::vector<double> speeds{1.0, 3.0};
-  const auto parts = lpt_partition(costs, speeds);
-  EXPECT_EQ(parts[1].front(), 300);
-  std::array<double, 2> finish{};
-  for (std::size_t b = 0; b < 2; ++b) {
-    for (task_id_t t : parts[b]) finish[b] += costs[static_cast<std::size_t>(t)];
-    finish[b] /= speeds[b];
-  }
-  EXPECT_NEAR(finish[0], finish[1], 1.0);
-}
-
-TEST(Sched, WorkerSpeedsAreRelativeRatesOfCostToTime) {
-  // Worker 0 takes 3 s per unit of cost, worker 1 takes 1 s: their rates are 1/3 and 1, so
-  // their speeds relative to the mean are 0.5 and 1.5, whatever the number of runs.
-  WorkerSpeeds speeds(3);
-  EXPECT_EQ(std::vector<double>(speeds.speeds().begin(), speeds.speeds().end()),
-            (std::vector<double>{1.0, 1.0, 1.0}));
-  const std::vector<double> costs{2.0, 1.0, 4.0, 1.0};
-  const std::vector<double> seconds{6.0, 1.0, 12.0, 1.0};
-  const std::vector<int> workers{0, 1, 0, -1};  // task 3 did not run; worker 2 ran nothing
-  for (int run = 0; run < 3; ++run) {
-    speeds.observe(costs, seconds, workers);
-    EXPECT_DOUBLE_EQ(speeds.speeds()[0], 0.5);
-    EXPECT_DOUBLE_EQ(speeds.speeds()[1], 1.5);
-    EXPECT_DOUBLE_EQ(speeds.speeds()[2], 1.0);
-  }
-  // Worker 0 recovers: older runs fade, so its speed climbs back towards worker 1's.
-  const std::vector<double> recovered{2.0, 1.0, 4.0, 1.0};
-  double before = speeds.speeds()[0];
-  for (int run = 0; run < 20; ++run) {
-    speeds.observe(costs, recovered, workers);
-    EXPECT_GT(speeds.speeds()[0], before);
-    before = speeds.speeds()[0];
-  }
-  EXPECT_NEAR(speeds.speeds()[0], 1.0, 0.02);
-  // One worker alone says nothing about relative speeds.
-  WorkerSpeeds alone(2);
-  alone.observe(costs, seconds, std::vector<int>{0, 0, 0, 0});
-  EXPECT_EQ(alone.speeds()[0], 1.0);
-  EXPECT_THROW(alone.observe(costs, seconds, std::vector<int>{0, 1}), InputError);
-  EXPECT_THROW(alone.observe(costs, seconds, std::vector<int>{0, 5, 0, 0}), InputError);
-}
-
-TEST(Sched, RefinementTimesAreScaledToAWorkerOfMeanSpeed) {
-  Executor ex(2, "steal", {}, SlowWorker::parse("0:3"));
-  const std::vector<double> costs(64, 1.0);
-  RunStats stats;
-  for (int run = 0; run < 3; ++run)
-    stats = ex.run({costs, {}, ex.worker_speeds()}, [](task_id_t, int) {});
-  const auto speeds = ex.worker_speeds();
-  EXPECT_NEAR(speeds[0] + speeds[1], 2.0, 1e-12);
-  for (std::size_t t = 0; t < costs.size(); ++t) {
-    const int w = stats.task_workers[t];
-    ASSERT_TRUE(w == 0 || w == 1);
-    EXPECT_DOUBLE_EQ(stats.nominal_seconds[t],
-                     stats.task_seconds[t] * speeds[static_cast<std::size_t>(w)]);
   }
 }
 

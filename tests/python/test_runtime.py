@@ -165,8 +165,6 @@ def test_cli_trace_and_report(tmp_path):
     assert "where the time went" in run.stdout
     runtime = json.loads(out.read_text())["runtime"]
     assert runtime["policy"] == "buckets" and runtime["refine"] is False
-    assert len(runtime["worker_speeds"]) == 2
-    assert sum(runtime["worker_speeds"]) == pytest.approx(2.0)
     assert {"compute", "permute", "scheduling", "idle", "inspector"} <= set(runtime["total"])
     report = run_cli("report", str(trace), "--png", str(png))
     assert report.returncode == 0, report.stdout + report.stderr
