@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -459,8 +460,8 @@ void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
 void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group) {
   // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone. With several
   // workers a chunk also stops before it outgrows its share of the flops.
-  const double most_flops =
-      workers_ > 1 ? executed_flops_ / (tasks_per_worker * workers_) : executed_flops_;
+  const double most_flops = workers_ > 1 ? executed_flops_ / (tasks_per_worker * workers_)
+                                         : std::numeric_limits<double>::infinity();
   const Unit& lead = units[group.front()];
   const extent_t n = lead.n;
   const std::int64_t products = lead.last - lead.member.first;
