@@ -87,8 +87,9 @@ double CostCache::lookup(std::uint64_t key, Evaluate&& evaluate) {
 }
 
 double CostCache::gemm_seconds(extent_t m, extent_t n, extent_t k) {
-  // Key: a tag bit, then m, n and k in 21 bits each; larger extents are not cached.
-  constexpr extent_t limit = extent_t{1} << 21;
+  // Key: a tag bit, then m, n and k in 21 bits each; larger extents are not cached. The limit
+  // stops one short of 2^21 so that no key is all ones, the mark of an empty entry.
+  constexpr extent_t limit = (extent_t{1} << 21) - 1;
   if (m >= limit || n >= limit || k >= limit || m < 0 || n < 0 || k < 0)
     return model_.gemm_seconds(m, n, k);
   const std::uint64_t key = std::uint64_t{1} << 63 | static_cast<std::uint64_t>(m) << 42 |

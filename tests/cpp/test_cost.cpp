@@ -44,6 +44,10 @@ TEST(CostCache, AnswersExactlyWhatTheModelSays) {
     for (extent_t m = 1; m < 3000; m = m * 3 + 1)
       for (extent_t n = 1; n < 300; n = n * 2 + 1)
         EXPECT_EQ(cache.gemm_seconds(m, n, 17), model.gemm_seconds(m, n, 17));
+  // Extents at the edge of the key: 2^21 - 1 in all three would pack to the empty entry's mark.
+  const extent_t edge = (extent_t{1} << 21) - 1;
+  for (extent_t k : {edge - 1, edge})
+    EXPECT_EQ(cache.gemm_seconds(edge, edge, k), model.gemm_seconds(edge, edge, k));
 }
 
 // Each thread's cache belongs to one model: asked for another, it forgets the first one's
