@@ -12,8 +12,7 @@ namespace {
 // GOMP_SPINCOUNT): a spinning worker starts in well under a microsecond, while waking a sleeping
 // one can take hundreds of microseconds on a virtual machine, whose idle vCPU the host must
 // schedule again. The Python between two contractions of a CC iteration often takes more than
-// 100 us, so the wait covers it: on N2 CCSD iterations with 2 threads, 2 ms instead of 100 us cut
-// the run time over the ideal from 1.3-2.8x to 1.06-1.16x (benchmarks/policies).
+// 100 us, so the wait is long enough to cover it.
 constexpr double spin_seconds = 2e-3;
 
 template <class Ready>

@@ -115,7 +115,8 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
                                  const CostModel& model, int workers)
     : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), layout_(layout), workers_(workers) {
   const double t0 = clock_seconds();
-  TILECC_CHECK(workers >= 1, "a plan is cut for at least one worker, got ", workers, ".");
+  TILECC_CHECK(workers >= 1, "a plan is cut for at least one worker, got ", workers,
+               "; pass the number of threads that will run it.");
   detail::check_labels(c_);
   detail::check_labels(a_);
   detail::check_labels(b_);

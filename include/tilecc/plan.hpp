@@ -161,7 +161,9 @@ class ContractionPlan {
   /** Rows a stacked task aims for: enough that a B block is reused across a GEMM's rows. */
   static constexpr extent_t stack_rows = 256;
   /** With several workers, a stacked task holds at most 1 / (tasks_per_worker * workers) of the
-   *  plan's flops: list scheduling then ends within about that fraction of the ideal. */
+   *  plan's flops, i.e. 1 / tasks_per_worker of one worker's ideal share: when no single output
+   *  block is larger, list scheduling ends at most that fraction of the ideal after it (the last
+   *  task starts no later than the ideal time). */
   static constexpr int tasks_per_worker = 8;
   int workers() const { return workers_; }
   /** Largest scratch one worker needs (permuted or stacked A, permuted B, R), in bytes. */
