@@ -93,13 +93,26 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
     }
   }
   EXPECT_GE(four.tasks().size(), 8u * 4u);
-  // Both cuts compute the same result.
+  // Both cuts compute the same result, and it is the naive loops' result.
   BlockTensor c1(sc), c4(sc);
   Executor ex1(1), ex2(2);
   contract(one, 1.0, a, b, c1, ex1);
   contract(four, 1.0, a, b, c4, ex2);
   const auto d1 = dense(c1), d4 = dense(c4);
   for (std::size_t e = 0; e < d1.size(); ++e) ASSERT_NEAR(d1[e], d4[e], 1e-12);
+  const auto da = dense(a), db = dense(b);
+  const int no = 12, nv = 8;
+  for (int i = 0; i < no; ++i)
+    for (int j = 0; j < no; ++j)
+      for (int ia = 0; ia < nv; ++ia)
+        for (int ib = 0; ib < nv; ++ib) {
+          double sum = 0.0;
+          for (int ic = 0; ic < nv; ++ic)
+            for (int id = 0; id < nv; ++id)
+              sum +=
+                  da[((i * no + j) * nv + ic) * nv + id] * db[((ic * nv + id) * nv + ia) * nv + ib];
+          ASSERT_NEAR(d4[((i * no + j) * nv + ia) * nv + ib], sum, 1e-12);
+        }
   EXPECT_THROW(plan_for(0), InputError);
 }
 
