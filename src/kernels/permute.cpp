@@ -31,33 +31,44 @@ struct Layout {
   extent_t dst_stride[max_rank];
 };
 
-Layout simplify(int rank, const extent_t* src_extents, const Axes& axes) {
-  extent_t src_stride[max_rank];
+// Dense row-major strides of a block with these extents.
+void dense_strides(int rank, const extent_t* extents, extent_t* strides) {
   extent_t s = 1;
   for (int k = rank - 1; k >= 0; --k) {
-    src_stride[k] = s;
-    s *= src_extents[k];
+    strides[k] = s;
+    s *= extents[k];
   }
+}
+
+// src_stride per source axis, dst_stride per destination axis.
+Layout simplify(int rank, const extent_t* src_extents, const extent_t* src_stride, const Axes& axes,
+                const extent_t* dst_stride) {
   Layout l;
   for (int j = 0; j < rank; ++j) {
     const int a = axes[static_cast<std::size_t>(j)];
     if (src_extents[a] == 1) continue;  // contributes nothing to either index
-    // Fuse with the previous destination axis when it sits directly outside this one in the source.
-    if (l.rank > 0 && l.src_stride[l.rank - 1] == src_stride[a] * src_extents[a]) {
+    // Fuse with the previous destination axis when it sits directly outside this one in both.
+    if (l.rank > 0 && l.src_stride[l.rank - 1] == src_stride[a] * src_extents[a] &&
+        l.dst_stride[l.rank - 1] == dst_stride[j] * src_extents[a]) {
       l.extent[l.rank - 1] *= src_extents[a];
       l.src_stride[l.rank - 1] = src_stride[a];
+      l.dst_stride[l.rank - 1] = dst_stride[j];
       continue;
     }
     l.extent[l.rank] = src_extents[a];
     l.src_stride[l.rank] = src_stride[a];
+    l.dst_stride[l.rank] = dst_stride[j];
     ++l.rank;
   }
-  extent_t d = 1;
-  for (int j = l.rank - 1; j >= 0; --j) {
-    l.dst_stride[j] = d;
-    d *= l.extent[j];
-  }
   return l;
+}
+
+Layout simplify(int rank, const extent_t* src_extents, const Axes& axes) {
+  extent_t src_stride[max_rank], dst_extents[max_rank], dst_stride[max_rank];
+  dense_strides(rank, src_extents, src_stride);
+  for (int j = 0; j < rank; ++j) dst_extents[j] = src_extents[axes[static_cast<std::size_t>(j)]];
+  dense_strides(rank, dst_extents, dst_stride);
+  return simplify(rank, src_extents, src_stride, axes, dst_stride);
 }
 
 // Calls body(src_offset, dst_offset) for every combination of the axes not in `skip`.
@@ -89,6 +100,16 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
     return;
   }
   const int inner = l.rank - 1;
+  if (l.dst_stride[inner] != 1) {
+    // A view whose innermost destination axis is strided (only sub-blocks cut down to one
+    // element along the block's innermost axis): element by element.
+    const extent_t n = l.extent[inner], ss = l.src_stride[inner], ds = l.dst_stride[inner];
+    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) {
+      for (extent_t x = 0; x < n; ++x)
+        update<mode>(dst[dof + x * ds], alpha, src[so + x * ss], beta);
+    });
+    return;
+  }
   if (l.src_stride[inner] == 1) {
     const extent_t n = l.extent[inner];
     for_outer(l, inner, -1, [&](extent_t so, extent_t dof) {
@@ -100,7 +121,16 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
   }
   // The source-contiguous axis p (stride 1 in the source) is some outer destination axis.
   int p = 0;
-  while (l.src_stride[p] != 1) ++p;
+  while (p < inner && l.src_stride[p] != 1) ++p;
+  if (l.src_stride[p] != 1) {
+    // No source-contiguous axis (a view cut down to one element along the source's innermost
+    // axis): strided reads along the innermost destination axis.
+    const extent_t n = l.extent[inner], ss = l.src_stride[inner];
+    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) {
+      for (extent_t x = 0; x < n; ++x) update<mode>(dst[dof + x], alpha, src[so + x * ss], beta);
+    });
+    return;
+  }
   const extent_t np = l.extent[p], nq = l.extent[inner];
   const extent_t sq = l.src_stride[inner], dp = l.dst_stride[p];
   for_outer(l, p, inner, [&](extent_t so, extent_t dof) {
@@ -116,6 +146,15 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
       }
     }
   });
+}
+
+void permute_layout(const Layout& l, double alpha, const double* src, double beta, double* dst) {
+  if (beta == 0.0)
+    run<Mode::overwrite>(l, alpha, src, beta, dst);
+  else if (beta == 1.0)
+    run<Mode::accumulate>(l, alpha, src, beta, dst);
+  else
+    run<Mode::general>(l, alpha, src, beta, dst);
 }
 
 }  // namespace
@@ -142,13 +181,16 @@ void permute(int rank, const extent_t* src_extents, const Axes& axes, double alp
              const double* src, double beta, double* dst) {
   for (int k = 0; k < rank; ++k)
     if (src_extents[k] == 0) return;
-  const Layout l = simplify(rank, src_extents, axes);
-  if (beta == 0.0)
-    run<Mode::overwrite>(l, alpha, src, beta, dst);
-  else if (beta == 1.0)
-    run<Mode::accumulate>(l, alpha, src, beta, dst);
-  else
-    run<Mode::general>(l, alpha, src, beta, dst);
+  permute_layout(simplify(rank, src_extents, axes), alpha, src, beta, dst);
+}
+
+void permute_strided(int rank, const extent_t* src_extents, const extent_t* src_strides,
+                     const Axes& axes, double alpha, const double* src, double beta, double* dst,
+                     const extent_t* dst_strides) {
+  for (int k = 0; k < rank; ++k)
+    if (src_extents[k] == 0) return;
+  permute_layout(simplify(rank, src_extents, src_strides, axes, dst_strides), alpha, src, beta,
+                 dst);
 }
 
 const char* permute_kernel_name() {

@@ -18,6 +18,13 @@ namespace tilecc::kernels {
 void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
              const double* src, double beta, double* dst);
 
+/** The fast kernel between views: src_strides[k] elements separate neighbours along source axis
+ *  k, dst_strides[j] along destination axis j (a sub-block keeps its block's strides), so that a
+ *  slab of a block can be permuted out of it or into it. */
+void permute_strided(int rank, const extent_t* src_extents, const extent_t* src_strides,
+                     const Axes& axes, double alpha, const double* src, double beta, double* dst,
+                     const extent_t* dst_strides);
+
 /** The loops the fast kernel runs for a permutation, which its time follows (the cost model
  *  prices permutations by them). */
 struct PermuteLoops {
