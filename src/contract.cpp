@@ -16,17 +16,39 @@ void check_operand(const Operand& planned, const BlockTensor& t) {
                " but the plan was made for ", planned.shape->describe(), "; make a new plan.");
 }
 
-// Pointer to the operand block as a GEMM matrix: in place, or permuted into scratch.
+// Pointer to the operand block as a GEMM matrix: in place, or permuted into scratch. With `cut`
+// (a stored axis) >= 0, only the indices [first, last) of that axis are permuted: a slab.
 const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTensor& t,
-                     slot_t slot, ScratchBuffer& scratch, WorkerTimeline& clock) {
+                     slot_t slot, int cut, const ContractionPlan::Slab& slab,
+                     ScratchBuffer& scratch, WorkerTimeline& clock) {
   const double* stored = t.block(slot);
   if (!layout.permute) return stored;
   clock.enter(Phase::permute, clock.task());
   const BlockShape& shape = t.shape();
+  const int rank = shape.rank();
   extent_t extents[max_rank];
-  for (int k = 0; k < shape.rank(); ++k) extents[k] = shape.block_extent(slot, k);
-  double* buf = scratch.get(shape.block_size(slot));
-  kernels::permute(shape.rank(), extents, layout.axes, 1.0, stored, 0.0, buf);
+  for (int k = 0; k < rank; ++k) extents[k] = shape.block_extent(slot, k);
+  if (cut < 0) {
+    double* buf = scratch.get(shape.block_size(slot));
+    kernels::permute(rank, extents, layout.axes, 1.0, stored, 0.0, buf);
+    return buf;
+  }
+  extent_t strides[max_rank], view[max_rank], dst_strides[max_rank];
+  extent_t size = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    strides[k] = size;
+    size *= extents[k];
+  }
+  std::copy_n(extents, rank, view);
+  view[cut] = slab.last - slab.first;
+  size = 1;
+  for (int j = rank - 1; j >= 0; --j) {
+    dst_strides[j] = size;
+    size *= view[layout.axes[static_cast<std::size_t>(j)]];
+  }
+  double* buf = scratch.get(size);
+  kernels::permute_strided(rank, view, strides, layout.axes, 1.0,
+                           stored + slab.first * strides[cut], 0.0, buf, dst_strides);
   return buf;
 }
 
@@ -50,46 +72,79 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
   const auto& members = plan.members();
   const int a_rank = a.shape().rank();
 
-  // Extents of R[M, N] for one output block, in R's axis order.
-  auto r_extents = [&](slot_t c_slot, extent_t* extents) {
-    const auto& pos = plan.output_positions();
-    const tile_t* tiles = cs.block_tiles(c_slot);
-    for (std::size_t q = 0; q < pos.size(); ++q)
-      extents[q] = cs.space(pos[q]).tile(tiles[pos[q]]).extent;
-  };
-
-  // One output block: GEMMs straight into C when its layout allows, else through R.
+  // One output block, or a slab of it: GEMMs straight into C when its layout allows, else
+  // through R. A slab of rows reads rows [row0, row0 + rows) of A (a view of the block in place,
+  // or the permuted slab) and writes those rows of R; a slab of columns likewise with B.
   auto single = [&](const ContractionPlan::Task& task, Workspace& ws, WorkerTimeline& clock) {
     const ContractionPlan::Member& mem = members[static_cast<std::size_t>(task.first_member)];
+    const ContractionPlan::Window w = plan.window(task);
     double* cblock = c.block(mem.c_slot);
-    double* target = cblock;
     const extent_t m = mem.m, n = task.n;
     const task_id_t id = clock.task();
+    double* target = nullptr;
+    extent_t ldc = 0;
     if (output == ContractionPlan::Output::buffered) {
       clock.enter(Phase::accumulate, id);
-      target = ws.r.get(m * n);
-      std::fill_n(target, m * n, 0.0);
+      target = ws.r.get(w.rows * w.cols);
+      ldc = w.cols;
+      std::fill_n(target, w.rows * w.cols, 0.0);
+    } else if (output == ContractionPlan::Output::transposed) {
+      target = cblock + w.col0 * m + w.row0;  // C is R^T, n x m
+      ldc = m;
+    } else {
+      target = cblock + w.row0 * n + w.col0;
+      ldc = n;
     }
     for (std::int64_t p = mem.first; p < mem.first + task.products; ++p) {
       const ContractionPlan::Product& pr = products[static_cast<std::size_t>(p)];
       const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
       const extent_t k = pr.k;
-      const double* ma = matrix(r.a, a, pr.a_slot, ws.a, clock);
-      const double* mb = matrix(r.b, b, pr.b_slot, ws.b, clock);
+      const int a_cut = plan.permuted_slab_axis(r, ContractionPlan::Side::rows, task);
+      const int b_cut = plan.permuted_slab_axis(r, ContractionPlan::Side::columns, task);
+      const double* ma = matrix(r.a, a, pr.a_slot, a_cut, task.slab, ws.a, clock);
+      const double* mb = matrix(r.b, b, pr.b_slot, b_cut, task.slab, ws.b, clock);
+      // In place, a slab is a view of the whole matrix; permuted, it is compact.
+      extent_t lda = r.a.trans ? m : k, ldb = r.b.trans ? k : n;
+      if (a_cut >= 0)
+        lda = k;
+      else
+        ma += r.a.trans ? w.row0 : w.row0 * k;
+      if (b_cut >= 0)
+        ldb = w.cols;
+      else
+        mb += r.b.trans ? w.col0 * k : w.col0;
       clock.enter(Phase::gemm, id);
-      const extent_t lda = r.a.trans ? m : k;
-      const extent_t ldb = r.b.trans ? k : n;
       const double scale = alpha * pr.scale;
       if (output == ContractionPlan::Output::transposed)
-        blas::gemm(!r.b.trans, !r.a.trans, n, m, k, scale, mb, ldb, ma, lda, 1.0, target, m);
+        blas::gemm(!r.b.trans, !r.a.trans, w.cols, w.rows, k, scale, mb, ldb, ma, lda, 1.0, target,
+                   ldc);
       else
-        blas::gemm(r.a.trans, r.b.trans, m, n, k, scale, ma, lda, mb, ldb, 1.0, target, n);
+        blas::gemm(r.a.trans, r.b.trans, w.rows, w.cols, k, scale, ma, lda, mb, ldb, 1.0, target,
+                   ldc);
     }
     if (output == ContractionPlan::Output::buffered) {
       clock.enter(Phase::accumulate, id);
       extent_t extents[max_rank];
-      r_extents(mem.c_slot, extents);
-      kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, target, 1.0, cblock);
+      plan.r_extents(mem.c_slot, task, extents);
+      if (task.slab.side == ContractionPlan::Side::whole) {
+        kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, target, 1.0, cblock);
+      } else {
+        // The slab goes into its part of the block: a view with the block's strides.
+        const int rank = cs.rank();
+        const tile_t* tiles = cs.block_tiles(mem.c_slot);
+        extent_t c_strides[max_rank], r_strides[max_rank];
+        extent_t c_size = 1, r_size = 1;
+        for (int q = rank - 1; q >= 0; --q) {
+          c_strides[q] = c_size;
+          c_size *= cs.space(q).tile(tiles[q]).extent;
+          r_strides[q] = r_size;
+          r_size *= extents[q];
+        }
+        const int cut = plan.output_positions()[static_cast<std::size_t>(
+            task.slab.side == ContractionPlan::Side::rows ? 0 : plan.row_labels())];
+        kernels::permute_strided(rank, extents, r_strides, plan.output_axes(), 1.0, target, 1.0,
+                                 cblock + task.slab.first * c_strides[cut], c_strides);
+      }
     }
   };
 
@@ -118,14 +173,14 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
         kernels::permute(a_rank, extents, r.a_rows, pr.scale, a.block(pr.a_slot), 0.0,
                          stack + mem[g].row_offset * k);
       }
-      const double* mb = matrix(lr.b, b, lead.b_slot, ws.b, clock);
+      const double* mb = matrix(lr.b, b, lead.b_slot, -1, task.slab, ws.b, clock);
       clock.enter(Phase::gemm, id);
       blas::gemm(false, lr.b.trans, rows, n, k, alpha, stack, k, mb, lr.b.trans ? k : n, 1.0,
                  result, n);
     }
     clock.enter(Phase::accumulate, id);
     for (std::int64_t g = 0; g < count; ++g) {
-      r_extents(mem[g].c_slot, extents);
+      plan.r_extents(mem[g].c_slot, task, extents);
       kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, result + mem[g].row_offset * n,
                        1.0, c.block(mem[g].c_slot));
     }

@@ -168,6 +168,7 @@ void ContractionPlan::build() {
     b_ids.push_back(pc >= 0 ? pc : a_ids[detail::find_label(a_.labels, l)]);
   }
   for (int p = 0; p < nc; ++p) (a_ids.find(p) >= 0 ? rows : cols).push_back(p);
+  row_labels_ = rows.size();
 
   dense_flops_ = 2.0;
   for (int p = 0; p < nc; ++p) dense_flops_ *= static_cast<double>(sc.space(p).size());
@@ -460,7 +461,8 @@ void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
 
 void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group) {
   // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone. With several
-  // workers a chunk also stops before it outgrows its share of the flops.
+  // workers a chunk also stops before it outgrows its share of the flops, and a block alone above
+  // that share is cut into slabs where it can be.
   const double most_flops = workers_ > 1 ? executed_flops_ / (tasks_per_worker * workers_)
                                          : std::numeric_limits<double>::infinity();
   const Unit& lead = units[group.front()];
@@ -468,6 +470,11 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
   const std::int64_t products = lead.last - lead.member.first;
   std::size_t g = 0;
   while (g < group.size()) {
+    if (layout_ == PlanLayout::inspector && units[group[g]].flops > most_flops &&
+        cut_into_slabs(units[group[g]], most_flops)) {
+      ++g;
+      continue;
+    }
     Task task;
     task.first_member = static_cast<std::int64_t>(members_.size());
     task.products = products;
@@ -483,18 +490,101 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
              task.flops + units[group[g]].flops <= most_flops);
     task.last_member = static_cast<std::int64_t>(members_.size());
     tasks_.push_back(task);
-    // Scratch of this task: stacked A (or permuted A), B, and R when it is needed.
-    const bool alone = task.last_member - task.first_member == 1;
-    for (std::int64_t p = 0; p < products; ++p) {
-      const Product& pr = products_[static_cast<std::size_t>(
-          members_[static_cast<std::size_t>(task.first_member)].first + p)];
-      const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-      const extent_t a = (!alone || rc.a.permute) ? task.rows * pr.k : 0;
-      const extent_t b = rc.b.permute ? pr.k * n : 0;
-      const extent_t r = (!alone || output_ == Output::buffered) ? task.rows * n : 0;
-      scratch_bytes_ =
-          std::max(scratch_bytes_, (a + b + r) * static_cast<extent_t>(sizeof(double)));
-    }
+    add_scratch(task);
+  }
+}
+
+extent_t ContractionPlan::slab_label_extent(slot_t c_slot, Side side) const {
+  const BlockShape& sc = *c_.shape;
+  const int p = r_positions_[static_cast<std::size_t>(side == Side::rows ? 0 : row_labels_)];
+  return sc.space(p).tile(sc.block_tiles(c_slot)[p]).extent;
+}
+
+bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
+  // A slab of rows slices A (a view in place, or a permutation of just that slab) and reads all
+  // of B, so B must be in place lest every slab permute it again; columns the other way round.
+  bool a_in_place = true, b_in_place = true;
+  for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
+    const Recipe& r =
+        recipes_[static_cast<std::size_t>(products_[static_cast<std::size_t>(p)].recipe)];
+    a_in_place = a_in_place && !r.a.permute;
+    b_in_place = b_in_place && !r.b.permute;
+  }
+  const auto nc = static_cast<int>(r_positions_.size());
+  const extent_t row_extent =
+      b_in_place && row_labels_ > 0 ? slab_label_extent(unit.member.c_slot, Side::rows) : 1;
+  const extent_t col_extent =
+      a_in_place && row_labels_ < nc ? slab_label_extent(unit.member.c_slot, Side::columns) : 1;
+  const Side side = row_extent >= col_extent ? Side::rows : Side::columns;
+  const extent_t extent = std::max(row_extent, col_extent);
+  if (extent < 2) return false;
+  const auto slabs = static_cast<extent_t>(
+      std::min(static_cast<double>(extent), std::ceil(unit.flops / most_flops)));
+  for (extent_t s = 0; s < slabs; ++s) {
+    Task task;
+    task.first_member = static_cast<std::int64_t>(members_.size());
+    members_.push_back(unit.member);
+    task.last_member = task.first_member + 1;
+    task.products = unit.last - unit.member.first;
+    task.rows = unit.member.m;
+    task.n = unit.n;
+    task.slab = Slab{side, s * extent / slabs, (s + 1) * extent / slabs};
+    task.flops = unit.flops * static_cast<double>(task.slab.last - task.slab.first) /
+                 static_cast<double>(extent);
+    tasks_.push_back(task);
+    add_scratch(task);
+  }
+  return true;
+}
+
+ContractionPlan::Window ContractionPlan::window(const Task& task) const {
+  Window w{0, task.rows, 0, task.n};
+  if (task.slab.side == Side::whole) return w;
+  const slot_t c_slot = members_[static_cast<std::size_t>(task.first_member)].c_slot;
+  const extent_t extent = slab_label_extent(c_slot, task.slab.side);
+  const extent_t width = task.slab.last - task.slab.first;
+  if (task.slab.side == Side::rows) {
+    const extent_t inner = task.rows / extent;  // rows per index of the first row label
+    w.row0 = task.slab.first * inner;
+    w.rows = width * inner;
+  } else {
+    const extent_t inner = task.n / extent;
+    w.col0 = task.slab.first * inner;
+    w.cols = width * inner;
+  }
+  return w;
+}
+
+int ContractionPlan::permuted_slab_axis(const Recipe& recipe, Side side, const Task& task) const {
+  if (task.slab.side != side) return -1;
+  if (side == Side::rows) return recipe.a.permute ? recipe.a.axes[0] : -1;
+  // B permuted is [summed..., columns...]: its first column label follows the summed ones.
+  const int columns = static_cast<int>(r_positions_.size()) - row_labels_;
+  return recipe.b.permute ? recipe.b.axes[static_cast<std::size_t>(b_.shape->rank() - columns)]
+                          : -1;
+}
+
+void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* extents) const {
+  const BlockShape& sc = *c_.shape;
+  const tile_t* tiles = sc.block_tiles(c_slot);
+  for (std::size_t q = 0; q < r_positions_.size(); ++q)
+    extents[q] = sc.space(r_positions_[q]).tile(tiles[r_positions_[q]]).extent;
+  if (task.slab.side != Side::whole)
+    extents[task.slab.side == Side::rows ? 0 : row_labels_] = task.slab.last - task.slab.first;
+}
+
+void ContractionPlan::add_scratch(const Task& task) {
+  // Scratch of a task: stacked A (or permuted A), B, and R when it is needed.
+  const bool alone = task.last_member - task.first_member == 1;
+  const Window w = window(task);
+  for (std::int64_t p = 0; p < task.products; ++p) {
+    const Product& pr = products_[static_cast<std::size_t>(
+        members_[static_cast<std::size_t>(task.first_member)].first + p)];
+    const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
+    const extent_t a = (!alone || rc.a.permute) ? w.rows * pr.k : 0;
+    const extent_t b = rc.b.permute ? pr.k * w.cols : 0;
+    const extent_t r = (!alone || output_ == Output::buffered) ? w.rows * w.cols : 0;
+    scratch_bytes_ = std::max(scratch_bytes_, (a + b + r) * static_cast<extent_t>(sizeof(double)));
   }
 }
 
@@ -507,8 +597,12 @@ void ContractionPlan::estimate(const CostModel& model) {
   CostCache& costs = CostCache::of(model);
   extent_t extents[max_rank];
   modelled_.clear();
-  auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes) {
+  // A permutation of a whole block, or of the slab that `cut` (a stored axis, -1 for none) and
+  // the task's slab select.
+  auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes, const Task& task,
+                     int cut) {
     for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
+    if (cut >= 0) extents[cut] = task.slab.last - task.slab.first;
     return costs.permute_seconds(shape.rank(), extents, axes);
   };
   for (const Task& task : tasks_) {
@@ -516,9 +610,10 @@ void ContractionPlan::estimate(const CostModel& model) {
     const std::int64_t count = task.last_member - task.first_member;
     const bool alone = count == 1;
     const bool through_r = !alone || output_ == Output::buffered;
+    const Window w = window(task);
     double seconds = 0.0;
     if (through_r) {
-      const extent_t elements = task.rows * task.n;
+      const extent_t elements = w.rows * w.cols;
       seconds += costs.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
     }
     for (std::int64_t p = 0; p < task.products; ++p) {
@@ -527,19 +622,21 @@ void ContractionPlan::estimate(const CostModel& model) {
       if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          seconds += permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
+          seconds += permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows,
+                             task, -1);
         }
       } else if (lr.a.permute) {
-        seconds += permute(sa, lead.a_slot, lr.a.axes);
+        seconds +=
+            permute(sa, lead.a_slot, lr.a.axes, task, permuted_slab_axis(lr, Side::rows, task));
       }
-      if (lr.b.permute) seconds += permute(sb, lead.b_slot, lr.b.axes);
-      seconds += costs.gemm_seconds(task.rows, task.n, lead.k);
+      if (lr.b.permute)
+        seconds +=
+            permute(sb, lead.b_slot, lr.b.axes, task, permuted_slab_axis(lr, Side::columns, task));
+      seconds += costs.gemm_seconds(w.rows, w.cols, lead.k);
     }
     if (through_r) {
       for (std::int64_t g = 0; g < count; ++g) {
-        const tile_t* tiles = sc.block_tiles(mem[g].c_slot);
-        for (std::size_t q = 0; q < r_positions_.size(); ++q)
-          extents[q] = sc.space(r_positions_[q]).tile(tiles[r_positions_[q]]).extent;
+        r_extents(mem[g].c_slot, task, extents);
         seconds += costs.permute_seconds(sc.rank(), extents, output_axes_);
       }
     }
@@ -606,7 +703,12 @@ std::string ContractionPlan::summary() const {
                 inspector_seconds_ * 1e3);
   std::string text = buf;
   if (!policy_.empty()) text += ", policy " + policy_;
-  if (workers_ > 1) text += ", tasks cut for " + std::to_string(workers_) + " workers";
+  if (workers_ > 1) {
+    const auto slabs = std::count_if(tasks_.begin(), tasks_.end(),
+                                     [](const Task& t) { return t.slab.side != Side::whole; });
+    text += ", tasks cut for " + std::to_string(workers_) + " workers";
+    if (slabs > 0) text += " (" + std::to_string(slabs) + " slabs of output blocks)";
+  }
   if (const ModelError e = model_error(); e.tasks > 0) {
     std::snprintf(buf, sizeof buf, ", model error per task median %.0f%% p90 %.0f%%",
                   100.0 * e.median, 100.0 * e.p90);

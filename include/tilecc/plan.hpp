@@ -94,19 +94,33 @@ class ContractionPlan {
    * streaming a B block for a few rows, into one GEMM per B block: how point-group-blocked codes
    * (Psi4's DPD) keep GEMMs large when symmetry makes blocks small.
    */
+  /** Which part of its one output block a task computes: all of it, or a slab of it, the indices
+   *  [first, last) of the block's first row label or of its first column label (in C's order). */
+  enum class Side : std::int8_t { whole, rows, columns };
+  struct Slab {
+    Side side = Side::whole;
+    extent_t first = 0, last = 0;
+  };
   struct Task {
     std::int64_t first_member = 0, last_member = 0;  ///< members [first, last)
     std::int64_t products = 0;                       ///< products per member
     extent_t rows = 0, n = 0;                        ///< stacked result is rows x n
     double flops = 0.0;
+    Slab slab;  ///< a slab of a single output block (never of stacked ones)
+  };
+  /** The part of R[M, N] (rows x n of the task's result) that a task computes. */
+  struct Window {
+    extent_t row0 = 0, rows = 0, col0 = 0, cols = 0;
   };
   /** Where GEMM results go: straight into C (rows-then-columns), into C computing C^T = B^T A^T
    *  (columns-then-rows), or into scratch R[M, N] that is permuted into C once per task. */
   enum class Output { direct, transposed, buffered };
 
-  /** `workers`: how many workers will share the tasks. Stacking stops short of leaving fewer than
-   *  tasks_per_worker tasks per worker (where there are enough output blocks), so that stacked
-   *  tasks never grow too coarse to balance; with one worker, stacking is limited by rows only. */
+  /** `workers`: how many workers will share the tasks. With several, no task holds more than
+   *  1 / (tasks_per_worker * workers) of the flops where the blocks allow it: stacking stops
+   *  short of that share, and an output block above it is cut into slabs (when the operand that
+   *  the cut does not slice is read in place and the block has more than one row or column
+   *  index to cut at). With one worker, stacking is limited by rows only and nothing is cut. */
   ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout = PlanLayout::inspector,
                   const CostModel& model = {}, int workers = 1);
 
@@ -145,6 +159,16 @@ class ContractionPlan {
   /** How far the model's prediction was from the last measured task times. */
   ModelError model_error() const;
   Output output() const { return output_; }
+  /** Rows and columns of R[M, N] that `task` computes (all of them unless it is a slab). */
+  Window window(const Task& task) const;
+  /** The axis of the stored operand block (A for Side::rows, B for Side::columns) that the
+   *  task's slab cuts when `recipe` permutes that operand into scratch, else -1 (no slab on that
+   *  side, or the operand is read in place, as a view). */
+  int permuted_slab_axis(const Recipe& recipe, Side side, const Task& task) const;
+  /** Extents, by R's axes, of the task's part of R[M, N] for its output block `c_slot`. */
+  void r_extents(slot_t c_slot, const Task& task, extent_t* extents) const;
+  /** How many of C's labels come from A (the row labels, M). */
+  int row_labels() const { return row_labels_; }
   /** A block's rows-then-columns result R[M, N] is C = R.transpose(output_axes()). */
   const Axes& output_axes() const { return output_axes_; }
   /** Position in C of each axis of R[M, N]. */
@@ -192,6 +216,11 @@ class ContractionPlan {
   /** Units that read the same B blocks alike, grouped in order of first appearance. */
   StackingGroups group_by_b_reads(const std::vector<Unit>& units) const;
   void stack(const std::vector<Unit>& units, std::span<const std::size_t> group);
+  /** Cuts a unit above `most_flops` into slab tasks when its layout allows; false if it cannot. */
+  bool cut_into_slabs(const Unit& unit, double most_flops);
+  /** Extent of the label a slab on `side` cuts, in output block `c_slot`. */
+  extent_t slab_label_extent(slot_t c_slot, Side side) const;
+  void add_scratch(const Task& task);
 
   Operand c_, a_, b_;
   PlanLayout layout_;
@@ -210,6 +239,7 @@ class ContractionPlan {
   double dense_flops_ = 0.0, executed_flops_ = 0.0, inspector_seconds_ = 0.0;
   bool zero_by_symmetry_ = false;
   int summed_symmetry_order_ = 1;
+  int row_labels_ = 0;
   extent_t scratch_bytes_ = 0;
   std::int64_t permuted_operands_ = 0;
 };

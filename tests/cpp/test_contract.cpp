@@ -2,7 +2,9 @@
 // threads, for an output whose index order needs the buffered (permuted) path.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <string>
 
 #include "tilecc/blas.hpp"
 #include "tilecc/contract.hpp"
@@ -114,6 +116,95 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
           ASSERT_NEAR(d4[((i * no + j) * nv + ia) * nv + ib], sum, 1e-12);
         }
   EXPECT_THROW(plan_for(0), InputError);
+}
+
+// C[lc] += A[la] * B[lb] by loops over every label value, on dense row-major arrays; `extent`
+// gives each label's extent.
+std::vector<double> naive_contraction(const std::string& lc, const std::string& la,
+                                      const std::string& lb, const std::map<char, int>& extent,
+                                      const std::vector<double>& da,
+                                      const std::vector<double>& db) {
+  std::string labels;
+  for (const auto& [label, e] : extent) labels += label;
+  auto offset = [&](const std::string& of, const std::map<char, int>& at) {
+    std::size_t o = 0;
+    for (char l : of) o = o * static_cast<std::size_t>(extent.at(l)) + at.at(l);
+    return o;
+  };
+  std::size_t size = 1;
+  for (char l : lc) size *= static_cast<std::size_t>(extent.at(l));
+  std::vector<double> dc(size, 0.0);
+  std::map<char, int> at;
+  for (char l : labels) at[l] = 0;
+  for (;;) {
+    dc[offset(lc, at)] += da[offset(la, at)] * db[offset(lb, at)];
+    std::size_t q = labels.size();
+    while (q > 0 && ++at[labels[q - 1]] == extent.at(labels[q - 1])) at[labels[--q]] = 0;
+    if (q == 0) return dc;
+  }
+}
+
+TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
+  blas::ensure_loaded();
+  // One tile per space, so every operand is a single block: with several workers the plan cuts
+  // the output block into slabs of rows or columns, on every output layout and with either
+  // operand permuted or read in place (transposed or not).
+  auto o = space(6, 64, 1), v = space(10, 64, 1);
+  auto shape = [](std::vector<SpacePtr> spaces) {
+    const auto rank = static_cast<int>(spaces.size());
+    return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
+                                        std::vector<int>(static_cast<std::size_t>(rank), 0));
+  };
+  auto space_of = [&](char label) { return label >= 'i' && label <= 'n' ? o : v; };
+  struct Case {
+    std::string c, a, b;
+    ContractionPlan::Output output;
+    ContractionPlan::Side side;  // the larger first label of the sides the layout allows
+  };
+  using Output = ContractionPlan::Output;
+  using Side = ContractionPlan::Side;
+  const Case cases[] = {
+      {"ijab", "ijcd", "cdab", Output::direct, Side::columns},      // both in place
+      {"ijab", "ijcd", "abcd", Output::direct, Side::columns},      // B transposed in place
+      {"ijab", "icjd", "cdab", Output::direct, Side::rows},         // A permuted
+      {"ijab", "ijcd", "acbd", Output::direct, Side::columns},      // B permuted
+      {"ijab", "abcd", "cdij", Output::transposed, Side::rows},     // both in place
+      {"abij", "ijcd", "cadb", Output::transposed, Side::columns},  // B permuted
+      {"ajib", "aik", "kjb", Output::buffered, Side::rows},         // both in place
+      {"ajib", "kai", "kjb", Output::buffered, Side::rows},         // A transposed in place
+      {"ajib", "aki", "kjb", Output::buffered, Side::rows},         // A permuted
+      {"ajib", "aik", "jkb", Output::buffered, Side::columns},      // B permuted
+      {"iajb", "ijk", "kab", Output::buffered, Side::columns},      // both in place
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.c + " += " + k.a + " * " + k.b);
+    auto make = [&](const std::string& labels) {
+      std::vector<SpacePtr> spaces;
+      for (char l : labels) spaces.push_back(space_of(l));
+      return shape(spaces);
+    };
+    auto split = [](const std::string& labels) {
+      LabelList list;
+      for (char l : labels) list.emplace_back(1, l);
+      return list;
+    };
+    auto sa = make(k.a), sb = make(k.b), sc = make(k.c);
+    BlockTensor a(sa), b(sb), c(sc);
+    fill_random(a, 5);
+    fill_random(b, 6);
+    ContractionPlan plan({sc, split(k.c), "C"}, {sa, split(k.a), "A"}, {sb, split(k.b), "B"},
+                         PlanLayout::inspector, CostModel{}, 4);
+    EXPECT_EQ(plan.output(), k.output);
+    ASSERT_GE(plan.tasks().size(), 2u);
+    for (const ContractionPlan::Task& task : plan.tasks()) EXPECT_EQ(task.slab.side, k.side);
+    Executor ex(2);
+    contract(plan, 0.5, a, b, c, ex);
+    std::map<char, int> extent;
+    for (char l : k.a + k.b) extent[l] = space_of(l) == o ? 6 : 10;
+    const auto expected = naive_contraction(k.c, k.a, k.b, extent, dense(a), dense(b));
+    const auto got = dense(c);
+    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], 0.5 * expected[e], 1e-12);
+  }
 }
 
 TEST(Contract, ReportsTheFirstTaskError) {
