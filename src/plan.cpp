@@ -517,9 +517,10 @@ bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
       a_in_place && row_labels_ < nc ? slab_label_extent(unit.member.c_slot, Side::columns) : 1;
   const Side side = row_extent >= col_extent ? Side::rows : Side::columns;
   const extent_t extent = std::max(row_extent, col_extent);
-  if (extent < 2) return false;
   const auto slabs = static_cast<extent_t>(
-      std::min(static_cast<double>(extent), std::ceil(unit.flops / most_flops)));
+      std::min({static_cast<double>(extent), std::ceil(unit.flops / most_flops),
+                std::floor(unit.flops / min_slab_flops)}));
+  if (slabs < 2) return false;
   for (extent_t s = 0; s < slabs; ++s) {
     Task task;
     task.first_member = static_cast<std::int64_t>(members_.size());

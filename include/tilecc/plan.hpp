@@ -189,6 +189,9 @@ class ContractionPlan {
    *  block is larger, list scheduling ends at most that fraction of the ideal after it (the last
    *  task starts no later than the ideal time). */
   static constexpr int tasks_per_worker = 8;
+  /** Fewest flops a slab of an output block keeps (2^17, a few microseconds of GEMM), so that
+   *  cutting a block never makes tasks whose scheduling and BLAS call outweigh their work. */
+  static constexpr double min_slab_flops = 131072.0;
   int workers() const { return workers_; }
   /** Largest scratch one worker needs (permuted or stacked A, permuted B, R), in bytes. */
   extent_t scratch_bytes_per_worker() const { return scratch_bytes_; }

@@ -149,13 +149,17 @@ TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
   // One tile per space, so every operand is a single block: with several workers the plan cuts
   // the output block into slabs of rows or columns, on every output layout and with either
   // operand permuted or read in place (transposed or not).
-  auto o = space(6, 64, 1), v = space(10, 64, 1);
+  // The summed label k of the 3-index cases has its own long space, so that their blocks hold
+  // enough flops for several slabs of at least min_slab_flops.
+  auto o = space(8, 64, 1), v = space(10, 64, 1), x = space(64, 64, 1);
   auto shape = [](std::vector<SpacePtr> spaces) {
     const auto rank = static_cast<int>(spaces.size());
     return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
                                         std::vector<int>(static_cast<std::size_t>(rank), 0));
   };
-  auto space_of = [&](char label) { return label >= 'i' && label <= 'n' ? o : v; };
+  auto space_of = [&](char label) {
+    return label == 'k' ? x : label >= 'i' && label <= 'n' ? o : v;
+  };
   struct Case {
     std::string c, a, b;
     ContractionPlan::Output output;
@@ -200,7 +204,7 @@ TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
     Executor ex(2);
     contract(plan, 0.5, a, b, c, ex);
     std::map<char, int> extent;
-    for (char l : k.a + k.b) extent[l] = space_of(l) == o ? 6 : 10;
+    for (char l : k.a + k.b) extent[l] = static_cast<int>(space_of(l)->size());
     const auto expected = naive_contraction(k.c, k.a, k.b, extent, dense(a), dense(b));
     const auto got = dense(c);
     for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], 0.5 * expected[e], 1e-12);
