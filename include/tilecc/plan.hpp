@@ -88,12 +88,6 @@ class ContractionPlan {
     extent_t m = 0;           ///< rows of this block's GEMM result
     extent_t row_offset = 0;  ///< where its rows start in the task's stacked result
   };
-  /**
-   * A task: one output block, or several whose products read the same B blocks in the same
-   * order (same columns, same summed tiles). Stacking their rows turns many thin GEMMs, each
-   * streaming a B block for a few rows, into one GEMM per B block: how point-group-blocked codes
-   * (Psi4's DPD) keep GEMMs large when symmetry makes blocks small.
-   */
   /** Which part of its one output block a task computes: all of it, or a slab of it, the indices
    *  [first, last) of the block's first row label or of its first column label (in C's order). */
   enum class Side : std::int8_t { whole, rows, columns };
@@ -101,6 +95,12 @@ class ContractionPlan {
     Side side = Side::whole;
     extent_t first = 0, last = 0;
   };
+  /**
+   * A task: one output block, a slab of one, or several blocks whose products read the same B
+   * blocks in the same order (same columns, same summed tiles). Stacking their rows turns many thin
+   * GEMMs, each streaming a B block for a few rows, into one GEMM per B block: how
+   * point-group-blocked codes (Psi4's DPD) keep GEMMs large when symmetry makes blocks small.
+   */
   struct Task {
     std::int64_t first_member = 0, last_member = 0;  ///< members [first, last)
     std::int64_t products = 0;                       ///< products per member
