@@ -33,20 +33,12 @@ const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTe
     kernels::permute(rank, extents, layout.axes, 1.0, stored, 0.0, buf);
     return buf;
   }
-  extent_t strides[max_rank], view[max_rank], dst_strides[max_rank];
-  extent_t size = 1;
-  for (int k = rank - 1; k >= 0; --k) {
-    strides[k] = size;
-    size *= extents[k];
-  }
+  extent_t strides[max_rank], view[max_rank], permuted[max_rank], dst_strides[max_rank];
+  kernels::dense_strides(rank, extents, strides);
   std::copy_n(extents, rank, view);
   view[cut] = slab.last - slab.first;
-  size = 1;
-  for (int j = rank - 1; j >= 0; --j) {
-    dst_strides[j] = size;
-    size *= view[layout.axes[static_cast<std::size_t>(j)]];
-  }
-  double* buf = scratch.get(size);
+  for (int j = 0; j < rank; ++j) permuted[j] = view[layout.axes[static_cast<std::size_t>(j)]];
+  double* buf = scratch.get(kernels::dense_strides(rank, permuted, dst_strides));
   kernels::permute_strided(rank, view, strides, layout.axes, 1.0,
                            stored + slab.first * strides[cut], 0.0, buf, dst_strides);
   return buf;
@@ -131,15 +123,10 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
       } else {
         // The slab goes into its part of the block: a view with the block's strides.
         const int rank = cs.rank();
-        const tile_t* tiles = cs.block_tiles(mem.c_slot);
-        extent_t c_strides[max_rank], r_strides[max_rank];
-        extent_t c_size = 1, r_size = 1;
-        for (int q = rank - 1; q >= 0; --q) {
-          c_strides[q] = c_size;
-          c_size *= cs.space(q).tile(tiles[q]).extent;
-          r_strides[q] = r_size;
-          r_size *= extents[q];
-        }
+        extent_t c_extents[max_rank], c_strides[max_rank], r_strides[max_rank];
+        for (int q = 0; q < rank; ++q) c_extents[q] = cs.block_extent(mem.c_slot, q);
+        kernels::dense_strides(rank, c_extents, c_strides);
+        kernels::dense_strides(rank, extents, r_strides);
         const int cut = plan.output_positions()[static_cast<std::size_t>(
             task.slab.side == ContractionPlan::Side::rows ? 0 : plan.row_labels())];
         kernels::permute_strided(rank, extents, r_strides, plan.output_axes(), 1.0, target, 1.0,

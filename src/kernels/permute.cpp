@@ -31,15 +31,6 @@ struct Layout {
   extent_t dst_stride[max_rank];
 };
 
-// Dense row-major strides of a block with these extents.
-void dense_strides(int rank, const extent_t* extents, extent_t* strides) {
-  extent_t s = 1;
-  for (int k = rank - 1; k >= 0; --k) {
-    strides[k] = s;
-    s *= extents[k];
-  }
-}
-
 // src_stride per source axis, dst_stride per destination axis.
 Layout simplify(int rank, const extent_t* src_extents, const extent_t* src_stride, const Axes& axes,
                 const extent_t* dst_stride) {
@@ -158,6 +149,15 @@ void permute_layout(const Layout& l, double alpha, const double* src, double bet
 }
 
 }  // namespace
+
+extent_t dense_strides(int rank, const extent_t* extents, extent_t* strides) {
+  extent_t s = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    strides[k] = s;
+    s *= extents[k];
+  }
+  return s;
+}
 
 PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& axes) {
   PermuteLoops p;

@@ -18,6 +18,10 @@ namespace tilecc::kernels {
 void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
              const double* src, double beta, double* dst);
 
+/** Row-major strides of a dense block with these extents (strides[k] for axis k); returns the
+ *  block's number of elements. */
+extent_t dense_strides(int rank, const extent_t* extents, extent_t* strides);
+
 /** The fast kernel between views: src_strides[k] elements separate neighbours along source axis
  *  k, dst_strides[j] along destination axis j (a sub-block keeps its block's strides), so that a
  *  slab of a block can be permuted out of it or into it. */
