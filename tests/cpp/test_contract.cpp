@@ -1,5 +1,6 @@
-// A contraction through plan + executor against naive loops over the dense tensors, at 1 and 2
-// threads, for an output whose index order needs the buffered (permuted) path.
+// Contractions through plan + executor against naive loops over the dense tensors (one generic
+// loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks,
+// and slabs of single blocks on every output layout.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -26,6 +27,32 @@ std::vector<double> dense(const BlockTensor& t) {
   return d;
 }
 
+// C[lc] += A[la] * B[lb] by loops over every label value, on dense row-major arrays; `extent`
+// gives each label's extent.
+std::vector<double> naive_contraction(const std::string& lc, const std::string& la,
+                                      const std::string& lb, const std::map<char, int>& extent,
+                                      const std::vector<double>& da,
+                                      const std::vector<double>& db) {
+  std::string labels;
+  for (const auto& [label, e] : extent) labels += label;
+  auto offset = [&](const std::string& of, const std::map<char, int>& at) {
+    std::size_t o = 0;
+    for (char l : of) o = o * static_cast<std::size_t>(extent.at(l)) + at.at(l);
+    return o;
+  };
+  std::size_t size = 1;
+  for (char l : lc) size *= static_cast<std::size_t>(extent.at(l));
+  std::vector<double> dc(size, 0.0);
+  std::map<char, int> at;
+  for (char l : labels) at[l] = 0;
+  for (;;) {
+    dc[offset(lc, at)] += da[offset(la, at)] * db[offset(lb, at)];
+    std::size_t q = labels.size();
+    while (q > 0 && ++at[labels[q - 1]] == extent.at(labels[q - 1])) at[labels[--q]] = 0;
+    if (q == 0) return dc;
+  }
+}
+
 TEST(Contract, MatchesNaiveLoops) {
   blas::ensure_loaded();
   auto o = space(5, 2, 2), v = space(7, 3, 2);
@@ -43,25 +70,16 @@ TEST(Contract, MatchesNaiveLoops) {
   ContractionPlan plan({sc, {"a", "b", "i", "j"}, "C"}, {sa, {"i", "a", "k", "c"}, "A"},
                        {sb, {"c", "k", "j", "b"}, "B"});
   EXPECT_EQ(plan.output(), ContractionPlan::Output::buffered);
-  const auto da = dense(a), db = dense(b);
-  const int no = 5, nv = 7;
+  const auto expected = naive_contraction(
+      "abij", "iakc", "ckjb", {{'a', 7}, {'b', 7}, {'c', 7}, {'i', 5}, {'j', 5}, {'k', 5}},
+      dense(a), dense(b));
   for (int threads : {1, 2}) {
     BlockTensor c(sc);
     Executor ex(threads);
     contract(plan, 2.0, a, b, c, ex);
     const auto dc = dense(c);
-    for (int ia = 0; ia < nv; ++ia)
-      for (int i = 0; i < no; ++i)
-        for (int ib = 0; ib < nv; ++ib)
-          for (int j = 0; j < no; ++j) {
-            double sum = 0.0;
-            for (int k = 0; k < no; ++k)
-              for (int ic = 0; ic < nv; ++ic)
-                sum +=
-                    da[((i * nv + ia) * no + k) * nv + ic] * db[((ic * no + k) * no + j) * nv + ib];
-            ASSERT_NEAR(dc[((ia * nv + ib) * no + i) * no + j], 2.0 * sum, 1e-12)
-                << "threads " << threads;
-          }
+    for (std::size_t e = 0; e < dc.size(); ++e)
+      ASSERT_NEAR(dc[e], 2.0 * expected[e], 1e-12) << "threads " << threads;
   }
 }
 
@@ -102,46 +120,11 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
   contract(four, 1.0, a, b, c4, ex2);
   const auto d1 = dense(c1), d4 = dense(c4);
   for (std::size_t e = 0; e < d1.size(); ++e) ASSERT_NEAR(d1[e], d4[e], 1e-12);
-  const auto da = dense(a), db = dense(b);
-  const int no = 12, nv = 8;
-  for (int i = 0; i < no; ++i)
-    for (int j = 0; j < no; ++j)
-      for (int ia = 0; ia < nv; ++ia)
-        for (int ib = 0; ib < nv; ++ib) {
-          double sum = 0.0;
-          for (int ic = 0; ic < nv; ++ic)
-            for (int id = 0; id < nv; ++id)
-              sum +=
-                  da[((i * no + j) * nv + ic) * nv + id] * db[((ic * nv + id) * nv + ia) * nv + ib];
-          ASSERT_NEAR(d4[((i * no + j) * nv + ia) * nv + ib], sum, 1e-12);
-        }
+  const auto expected = naive_contraction(
+      "ijab", "ijcd", "cdab", {{'i', 12}, {'j', 12}, {'a', 8}, {'b', 8}, {'c', 8}, {'d', 8}},
+      dense(a), dense(b));
+  for (std::size_t e = 0; e < d4.size(); ++e) ASSERT_NEAR(d4[e], expected[e], 1e-12);
   EXPECT_THROW(plan_for(0), InputError);
-}
-
-// C[lc] += A[la] * B[lb] by loops over every label value, on dense row-major arrays; `extent`
-// gives each label's extent.
-std::vector<double> naive_contraction(const std::string& lc, const std::string& la,
-                                      const std::string& lb, const std::map<char, int>& extent,
-                                      const std::vector<double>& da,
-                                      const std::vector<double>& db) {
-  std::string labels;
-  for (const auto& [label, e] : extent) labels += label;
-  auto offset = [&](const std::string& of, const std::map<char, int>& at) {
-    std::size_t o = 0;
-    for (char l : of) o = o * static_cast<std::size_t>(extent.at(l)) + at.at(l);
-    return o;
-  };
-  std::size_t size = 1;
-  for (char l : lc) size *= static_cast<std::size_t>(extent.at(l));
-  std::vector<double> dc(size, 0.0);
-  std::map<char, int> at;
-  for (char l : labels) at[l] = 0;
-  for (;;) {
-    dc[offset(lc, at)] += da[offset(la, at)] * db[offset(lb, at)];
-    std::size_t q = labels.size();
-    while (q > 0 && ++at[labels[q - 1]] == extent.at(labels[q - 1])) at[labels[--q]] = 0;
-    if (q == 0) return dc;
-  }
 }
 
 TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
