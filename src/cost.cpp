@@ -73,57 +73,6 @@ double CostModel::permute_seconds(const PermuteShape& p) const {
          permute[4] * static_cast<double>(p.inner_loops);
 }
 
-CostCache& CostCache::of(const CostModel& model) {
-  thread_local CostCache cache(model);
-  if (cache.model_ != model) cache = CostCache(model);
-  return cache;
-}
-
-template <class Evaluate>
-double CostCache::lookup(std::uint64_t key, Evaluate&& evaluate) {
-  Entry& e = entries_[(key * 0x9E3779B97F4A7C15ULL) >> 54];  // top 10 bits: one of 1024
-  if (e.key != key) e = Entry{key, evaluate()};
-  return e.seconds;
-}
-
-double CostCache::gemm_seconds(extent_t m, extent_t n, extent_t k) {
-  // Key: a tag bit, then m, n and k in 21 bits each; larger extents are not cached. The limit
-  // stops one short of 2^21 so that no key is all ones, the mark of an empty entry.
-  constexpr extent_t limit = (extent_t{1} << 21) - 1;
-  if (m >= limit || n >= limit || k >= limit || m < 0 || n < 0 || k < 0)
-    return model_.gemm_seconds(m, n, k);
-  const std::uint64_t key = std::uint64_t{1} << 63 | static_cast<std::uint64_t>(m) << 42 |
-                            static_cast<std::uint64_t>(n) << 21 | static_cast<std::uint64_t>(k);
-  return lookup(key, [&] { return model_.gemm_seconds(m, n, k); });
-}
-
-double CostCache::permute_seconds(const PermuteShape& p) {
-  // Key: tag bit 0, the kind in 2 bits, the elements in 30 and the inner loops in 31.
-  if (p.elements >= extent_t{1} << 30 || p.inner_loops >= extent_t{1} << 31 || p.elements < 0 ||
-      p.inner_loops < 0)
-    return model_.permute_seconds(p);
-  const std::uint64_t key = static_cast<std::uint64_t>(p.kind) << 61 |
-                            static_cast<std::uint64_t>(p.elements) << 31 |
-                            static_cast<std::uint64_t>(p.inner_loops);
-  return lookup(key, [&] { return model_.permute_seconds(p); });
-}
-
-double CostCache::permute_seconds(int rank, const extent_t* extents, const Axes& axes) {
-  // Key: 0b011 in the top three bits (shape keys have 0b1 or 0b0 followed by a kind below 3),
-  // the rank in 3 bits, each axis in 3 and each extent in 11.
-  constexpr int max_packed_rank = 4;
-  constexpr extent_t extent_limit = 2048;
-  bool packs = rank <= max_packed_rank;
-  std::uint64_t key = std::uint64_t{3} << 61 | static_cast<std::uint64_t>(rank) << 56;
-  for (int k = 0; k < rank && packs; ++k) {
-    packs = extents[k] >= 0 && extents[k] < extent_limit;
-    key |= static_cast<std::uint64_t>(axes[static_cast<std::size_t>(k)]) << (44 + 3 * k) |
-           static_cast<std::uint64_t>(extents[k]) << (11 * k);
-  }
-  if (!packs) return permute_seconds(permute_shape(rank, extents, axes));
-  return lookup(key, [&] { return model_.permute_seconds(permute_shape(rank, extents, axes)); });
-}
-
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {
   TILECC_CHECK(repeats >= 1, "time_gemms needs at least one repeat, got ", repeats, ".");
   blas::ensure_loaded();

@@ -258,6 +258,8 @@ void ContractionPlan::build() {
   const block_id_t a_last = nk > 0 ? a_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
   const block_id_t b_last = nk > 0 ? b_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
 
+  std::array<bool, max_rank> is_row{};  // C position p is a row label (comes from A)
+  for (int id : rows) is_row[static_cast<std::size_t>(id)] = true;
   std::vector<Unit> units;
   units.reserve(static_cast<std::size_t>(sc.num_blocks()));
   std::vector<tile_t> u(nk), image(nk);
@@ -274,7 +276,7 @@ void ContractionPlan::build() {
       const auto pu = static_cast<std::size_t>(p);
       a_base += static_cast<block_id_t>(tc[p]) * a_stride[pu];
       b_base += static_cast<block_id_t>(tc[p]) * b_stride[pu];
-      if (a_ids.find(p) >= 0) {
+      if (is_row[pu]) {
         unit.member.m *= tile.extent;
         row_irrep ^= tile.irrep;
       } else {
@@ -495,9 +497,8 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
 }
 
 extent_t ContractionPlan::slab_label_extent(slot_t c_slot, Side side) const {
-  const BlockShape& sc = *c_.shape;
   const int p = r_positions_[static_cast<std::size_t>(side == Side::rows ? 0 : row_labels_)];
-  return sc.space(p).tile(sc.block_tiles(c_slot)[p]).extent;
+  return c_.shape->block_extent(c_slot, p);
 }
 
 bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
@@ -566,10 +567,8 @@ int ContractionPlan::permuted_slab_axis(const Recipe& recipe, Side side, const T
 }
 
 void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* extents) const {
-  const BlockShape& sc = *c_.shape;
-  const tile_t* tiles = sc.block_tiles(c_slot);
-  for (std::size_t q = 0; q < r_positions_.size(); ++q)
-    extents[q] = sc.space(r_positions_[q]).tile(tiles[r_positions_[q]]).extent;
+  const extent_t* block = c_.shape->block_extents(c_slot);
+  for (std::size_t q = 0; q < r_positions_.size(); ++q) extents[q] = block[r_positions_[q]];
   if (task.slab.side != Side::whole)
     extents[task.slab.side == Side::rows ? 0 : row_labels_] = task.slab.last - task.slab.first;
 }
@@ -595,16 +594,17 @@ void ContractionPlan::estimate(const CostModel& model) {
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
   const BlockShape& sc = *c_.shape;
-  CostCache& costs = CostCache::of(model);
   extent_t extents[max_rank];
   modelled_.clear();
+  modelled_.reserve(tasks_.size());
   // A permutation of a whole block, or of the slab that `cut` (a stored axis, -1 for none) and
   // the task's slab select.
   auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes, const Task& task,
                      int cut) {
-    for (int q = 0; q < shape.rank(); ++q) extents[q] = shape.block_extent(slot, q);
-    if (cut >= 0) extents[cut] = task.slab.last - task.slab.first;
-    return costs.permute_seconds(shape.rank(), extents, axes);
+    if (cut < 0) return model.permute_seconds(shape.rank(), shape.block_extents(slot), axes);
+    std::copy_n(shape.block_extents(slot), shape.rank(), extents);
+    extents[cut] = task.slab.last - task.slab.first;
+    return model.permute_seconds(shape.rank(), extents, axes);
   };
   for (const Task& task : tasks_) {
     const Member* mem = &members_[static_cast<std::size_t>(task.first_member)];
@@ -615,7 +615,7 @@ void ContractionPlan::estimate(const CostModel& model) {
     double seconds = 0.0;
     if (through_r) {
       const extent_t elements = w.rows * w.cols;
-      seconds += costs.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
+      seconds += model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
     }
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
@@ -633,12 +633,12 @@ void ContractionPlan::estimate(const CostModel& model) {
       if (lr.b.permute)
         seconds +=
             permute(sb, lead.b_slot, lr.b.axes, task, permuted_slab_axis(lr, Side::columns, task));
-      seconds += costs.gemm_seconds(w.rows, w.cols, lead.k);
+      seconds += model.gemm_seconds(w.rows, w.cols, lead.k);
     }
     if (through_r) {
       for (std::int64_t g = 0; g < count; ++g) {
         r_extents(mem[g].c_slot, task, extents);
-        seconds += costs.permute_seconds(sc.rank(), extents, output_axes_);
+        seconds += model.permute_seconds(sc.rank(), extents, output_axes_);
       }
     }
     modelled_.push_back(seconds);

@@ -130,7 +130,10 @@ void BlockShape::enumerate_blocks() {
         slot = num_blocks();
         tiles_.insert(tiles_.end(), t.begin(), t.begin() + n);
         extent_t size = 1;
-        for (int k = 0; k < n; ++k) size *= space(k).tile(t[static_cast<std::size_t>(k)]).extent;
+        for (int k = 0; k < n; ++k) {
+          extents_.push_back(space(k).tile(t[static_cast<std::size_t>(k)]).extent);
+          size *= extents_.back();
+        }
         const int orbit = static_cast<int>(group_.order()) / stabiliser;
         orbit_sizes_.push_back(orbit);
         stored_elements_ += size;

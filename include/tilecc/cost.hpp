@@ -48,38 +48,6 @@ struct CostModel {
   bool operator==(const CostModel&) const = default;
 };
 
-/**
- * A CostModel's predictions, remembered by shape: the inspector asks about the same few block
- * shapes thousands of times per plan, and pricing a permutation means working out the kernel's
- * loops.
- * Direct-mapped, so a shape that collides with another is evaluated again, never mispriced.
- */
-class CostCache {
- public:
-  explicit CostCache(const CostModel& model) : model_(model), entries_(size) {}
-  /** This thread's cache for `model`. It outlives a plan because the plans of one CC iteration
-   *  price the same few block shapes (and filling a fresh cache per plan cost a quarter of
-   *  pricing its tasks); it is emptied when asked for another model. */
-  static CostCache& of(const CostModel& model);
-  double gemm_seconds(extent_t m, extent_t n, extent_t k);
-  double permute_seconds(const PermuteShape& p);
-  /** Keyed by the block's extents and axes themselves when they pack into a key (rank <= 4,
-   *  extents < 2048: every block of a CC tensor with sensible tiles), which skips working out
-   *  the kernel's loops for the blocks of the few sizes a tensor's tiles make. */
-  double permute_seconds(int rank, const extent_t* extents, const Axes& axes);
-
- private:
-  static constexpr std::size_t size = 1024;
-  struct Entry {
-    std::uint64_t key = ~std::uint64_t{0};  // no shape packs to all ones
-    double seconds = 0.0;
-  };
-  template <class Evaluate>
-  double lookup(std::uint64_t key, Evaluate&& evaluate);
-  CostModel model_;
-  std::vector<Entry> entries_;
-};
-
 /** Median seconds of C[m, n] += A[m, k] B[k, n] for each shape, on one thread. */
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats);
 /** Median seconds of permuting a block with these extents by these axes, for each case. */

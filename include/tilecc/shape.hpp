@@ -98,7 +98,9 @@ class BlockShape {
   }
   extent_t block_offset(slot_t s) const { return offsets_[static_cast<std::size_t>(s)]; }
   extent_t block_size(slot_t s) const;
-  extent_t block_extent(slot_t s, int k) const { return space(k).tile(block_tiles(s)[k]).extent; }
+  /** Extents of stored block s, one per index (rank of them). */
+  const extent_t* block_extents(slot_t s) const { return extents_.data() + s * rank(); }
+  extent_t block_extent(slot_t s, int k) const { return block_extents(s)[k]; }
   /** Number of distinct blocks in the orbit of stored block s (|G| / |stabiliser|). */
   int orbit_size(slot_t s) const { return orbit_sizes_[static_cast<std::size_t>(s)]; }
 
@@ -126,6 +128,7 @@ class BlockShape {
   int irrep_;
   std::vector<block_id_t> strides_;
   std::vector<tile_t> tiles_;      // num_blocks x rank
+  std::vector<extent_t> extents_;  // num_blocks x rank: the inspector prices blocks by them
   std::vector<extent_t> offsets_;  // num_blocks + 1, in doubles, 64-byte aligned
   std::vector<int> orbit_sizes_;
   // Per tile tuple (by block_id): slot << element_bits | the element that maps the tuple to its

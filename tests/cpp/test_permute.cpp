@@ -139,6 +139,55 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
   }
 }
 
+// permute_loops, which the cost model prices permutations by, against the loops of the kernel's
+// fused layout measured on the reference kernel: permuting a block that holds each element's own
+// offset shows the source stride of every destination axis. Neighbouring destination axes
+// (extent-1 ones left out) fuse when the outer one's stride is the inner one's times its extent;
+// the innermost fused axis is a contiguous run when its stride is 1, and otherwise is transposed
+// in squares of 16.
+TEST(Permute, LoopsAreThoseOfTheFusedLayout) {
+  const unsigned seed = test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (replay with TILECC_TEST_SEED)");
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int rank = pick(0, 6);
+    extent_t extents[max_rank], dst_extents[max_rank], dst_strides[max_rank];
+    for (int k = 0; k < rank; ++k) extents[k] = pick(0, 2) == 0 ? 1 : pick(2, rank <= 3 ? 40 : 6);
+    Axes axes{};
+    std::iota(axes.begin(), axes.end(), std::int8_t{0});
+    std::shuffle(axes.begin(), axes.begin() + rank, rng);
+    for (int j = 0; j < rank; ++j) dst_extents[j] = extents[axes[static_cast<std::size_t>(j)]];
+    const extent_t size = kernels::dense_strides(rank, dst_extents, dst_strides);
+    std::vector<double> offsets(static_cast<std::size_t>(size)), dst(offsets.size());
+    std::iota(offsets.begin(), offsets.end(), 0.0);
+    kernels::permute_reference(rank, extents, axes, 1.0, offsets.data(), 0.0, dst.data());
+
+    int groups = 0;
+    extent_t outer = 1, inner = 1, inner_stride = 0;
+    for (int j = 0; j < rank; ++j) {
+      if (dst_extents[j] == 1) continue;
+      const auto stride = static_cast<extent_t>(dst[static_cast<std::size_t>(dst_strides[j])]);
+      if (groups > 0 && inner_stride == stride * dst_extents[j]) {
+        inner *= dst_extents[j];
+      } else {
+        outer *= inner;
+        inner = dst_extents[j];
+        ++groups;
+      }
+      inner_stride = stride;
+    }
+    const bool runs = groups == 0 || inner_stride == 1;
+    const extent_t loops = groups == 0 ? 1 : runs ? outer : outer * ((inner + 15) / 16);
+
+    const kernels::PermuteLoops p = kernels::permute_loops(rank, extents, axes);
+    ASSERT_EQ(p.elements, size) << "trial " << trial;
+    ASSERT_EQ(p.fused_rank, groups) << "trial " << trial;
+    ASSERT_EQ(p.runs, runs) << "trial " << trial;
+    ASSERT_EQ(p.inner_loops, loops) << "trial " << trial;
+  }
+}
+
 TEST(Permute, ReferenceTransposesAMatrix) {
   const extent_t extents[2] = {2, 3};
   const double src[6] = {1, 2, 3, 4, 5, 6};
