@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <optional>
 
@@ -85,14 +84,20 @@ std::optional<InPlace> in_place(const Ids& stored, const Ids& fixed) {
   return std::nullopt;
 }
 
-// Permutations of the summed labels (as maps of summed-label indices) that a symmetry element of
-// an operand with these label ids realises while fixing its other labels, with that element's
-// sign.
-std::map<std::vector<int>, int> summed_symmetries(const BlockShape& shape, const Ids& labels,
-                                                  const Ids& summed) {
-  std::map<std::vector<int>, int> found;
+// A permutation of the summed labels (rho[q]: the summed-label index that q maps to) that a
+// symmetry element of an operand realises while fixing its other labels, with that element's sign.
+struct SummedSymmetry {
+  Ids rho;
+  int sign;
+};
+
+// The distinct summed-label permutations an operand with these label ids realises.
+std::vector<SummedSymmetry> summed_symmetries(const BlockShape& shape, const Ids& labels,
+                                              const Ids& summed) {
+  std::vector<SummedSymmetry> found;
   for (const SymmetryElement& g : shape.group().elements()) {
-    std::vector<int> rho(static_cast<std::size_t>(summed.size()), -1);
+    std::array<std::int8_t, max_rank> rho{};
+    std::fill_n(rho.begin(), summed.size(), std::int8_t{-1});
     bool fixes_others = true;
     for (int p = 0; p < labels.size(); ++p) {
       const int from = summed.find(labels[p]);
@@ -101,10 +106,13 @@ std::map<std::vector<int>, int> summed_symmetries(const BlockShape& shape, const
         fixes_others = fixes_others && gp == p;
         continue;
       }
-      rho[static_cast<std::size_t>(from)] = summed.find(labels[gp]);
+      rho[static_cast<std::size_t>(from)] = static_cast<std::int8_t>(summed.find(labels[gp]));
     }
-    if (fixes_others && std::find(rho.begin(), rho.end(), -1) == rho.end())
-      found.emplace(std::move(rho), g.sign);
+    const Ids r(rho.data(), rho.data() + summed.size());
+    if (fixes_others && r.find(-1) < 0 &&
+        std::none_of(found.begin(), found.end(),
+                     [&](const SummedSymmetry& f) { return f.rho == r; }))
+      found.push_back({r, g.sign});
   }
   return found;
 }
@@ -187,15 +195,16 @@ void ContractionPlan::build() {
 
   // H: summed-label permutations realised by both operands. Opposite signs mean A*B sums to 0.
   const auto ha = summed_symmetries(sa, a_ids, summed), hb = summed_symmetries(sb, b_ids, summed);
-  std::vector<std::vector<int>> h;
-  for (const auto& [rho, sign] : ha) {
-    auto it = hb.find(rho);
+  std::vector<Ids> h;
+  for (const SummedSymmetry& x : ha) {
+    auto it =
+        std::find_if(hb.begin(), hb.end(), [&](const SummedSymmetry& y) { return y.rho == x.rho; });
     if (it == hb.end()) continue;
-    if (sign * it->second < 0) {
+    if (x.sign * it->sign < 0) {
       zero_by_symmetry_ = true;
       return;
     }
-    h.push_back(rho);
+    h.push_back(x.rho);
   }
   summed_symmetry_order_ = static_cast<int>(h.size());
 
@@ -244,17 +253,26 @@ void ContractionPlan::build() {
     a_stride[static_cast<std::size_t>(a_ids[p])] = sa.grid_stride(p);
   for (int p = 0; p < sb.rank(); ++p)
     b_stride[static_cast<std::size_t>(b_ids[p])] = sb.grid_stride(p);
-  std::vector<const IndexSpace*> summed_space;
-  for (int id : summed) {
-    summed_space.push_back(&sa.space(a_ids.find(id)));
-    if (summed_space.back()->num_tiles() == 0) return;  // an empty sum: no products
+  std::array<const IndexSpace*, max_rank> summed_space{};
+  for (std::size_t q = 0; q < nk; ++q) {
+    summed_space[q] = &sa.space(a_ids.find(summed[static_cast<int>(q)]));
+    if (summed_space[q]->num_tiles() == 0) return;  // an empty sum: no products
   }
   // A's irrep fixes the irrep of its last summed tile once every other tile is chosen, so only
   // the tiles of that irrep are tried there (with D2h, an eighth of them).
-  std::array<std::vector<tile_t>, 8> last_by_irrep;
-  if (nk > 0)
-    for (tile_t t = 0; t < summed_space[nk - 1]->num_tiles(); ++t)
-      last_by_irrep[static_cast<std::size_t>(summed_space[nk - 1]->tile(t).irrep)].push_back(t);
+  // last_tiles[last_start[g] .. last_start[g + 1]) are the last summed label's tiles of irrep g.
+  std::vector<tile_t> last_tiles;
+  std::array<std::size_t, 9> last_start{};
+  if (nk > 0) {
+    const IndexSpace& last = *summed_space[nk - 1];
+    for (tile_t t = 0; t < last.num_tiles(); ++t)
+      ++last_start[static_cast<std::size_t>(last.tile(t).irrep) + 1];
+    std::partial_sum(last_start.begin(), last_start.end(), last_start.begin());
+    last_tiles.resize(static_cast<std::size_t>(last.num_tiles()));
+    std::array<std::size_t, 9> next = last_start;
+    for (tile_t t = 0; t < last.num_tiles(); ++t)
+      last_tiles[next[static_cast<std::size_t>(last.tile(t).irrep)]++] = t;
+  }
   const block_id_t a_last = nk > 0 ? a_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
   const block_id_t b_last = nk > 0 ? b_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
 
@@ -262,7 +280,7 @@ void ContractionPlan::build() {
   for (int id : rows) is_row[static_cast<std::size_t>(id)] = true;
   std::vector<Unit> units;
   units.reserve(static_cast<std::size_t>(sc.num_blocks()));
-  std::vector<tile_t> u(nk), image(nk);
+  std::array<tile_t, max_rank> u{}, image{};
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
     Unit unit;
@@ -284,21 +302,25 @@ void ContractionPlan::build() {
       }
     }
     auto add_product = [&](block_id_t a_id, block_id_t b_id, extent_t k) {
+      // Keep one summed tuple per H-orbit (the smallest), weighted by the orbit's size. Tested
+      // before the operand blocks are looked up: it needs no memory, the lookups may miss.
+      double weight = 1.0;
+      if (h.size() > 1) {
+        int stabiliser = 0;
+        for (const Ids& rho : h) {
+          for (std::size_t q = 0; q < nk; ++q)
+            image[q] = u[static_cast<std::size_t>(rho[static_cast<int>(q)])];
+          if (std::lexicographical_compare(image.begin(), image.begin() + nk, u.begin(),
+                                           u.begin() + nk))
+            return;
+          stabiliser += std::equal(image.begin(), image.begin() + nk, u.begin()) ? 1 : 0;
+        }
+        weight = static_cast<double>(h.size()) / stabiliser;
+      }
       const BlockShape::StoredAt at_a = sa.stored_at(a_id);
       if (at_a.slot < 0) return;  // spin or irreps make the A block zero
       const BlockShape::StoredAt at_b = sb.stored_at(b_id);
       if (at_b.slot < 0) return;
-      // Keep one summed tuple per H-orbit (the smallest), weighted by the orbit's size.
-      double weight = 1.0;
-      if (h.size() > 1) {
-        int stabiliser = 0;
-        for (const std::vector<int>& rho : h) {
-          for (std::size_t q = 0; q < nk; ++q) image[q] = u[static_cast<std::size_t>(rho[q])];
-          if (std::lexicographical_compare(image.begin(), image.end(), u.begin(), u.end())) return;
-          stabiliser += image == u ? 1 : 0;
-        }
-        weight = static_cast<double>(h.size()) / stabiliser;
-      }
       Product pr;
       pr.a_slot = at_a.slot;
       pr.b_slot = at_b.slot;
@@ -315,7 +337,7 @@ void ContractionPlan::build() {
       add_product(a_base, b_base, 1);
     } else {
       // Odometer over all summed tiles but the last, which takes only the tiles of its irrep.
-      std::fill(u.begin(), u.end(), 0);
+      u.fill(0);
       for (;;) {
         block_id_t a_id = a_base, b_id = b_base;
         extent_t k = 1;
@@ -327,7 +349,9 @@ void ContractionPlan::build() {
           k *= tile.extent;
           irrep ^= tile.irrep;
         }
-        for (tile_t t : last_by_irrep[static_cast<std::size_t>(irrep)]) {
+        const auto g = static_cast<std::size_t>(irrep);
+        for (std::size_t i = last_start[g]; i < last_start[g + 1]; ++i) {
+          const tile_t t = last_tiles[i];
           u[nk - 1] = t;
           add_product(a_id + static_cast<block_id_t>(t) * a_last,
                       b_id + static_cast<block_id_t>(t) * b_last,
@@ -364,8 +388,7 @@ void ContractionPlan::build() {
 ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
     const std::vector<Unit>& units) const {
   // Units whose products read the same B blocks, laid out alike, in the same order can share
-  // GEMMs. Units are sorted by a hash of that signature and compared exactly within a run of
-  // equal hashes; groups keep the order of their first unit, and units their order in a group.
+  // GEMMs. Groups keep the order of their first unit, and units their order in a group.
   std::vector<std::uint64_t> b_layout;  // per recipe
   for (const Recipe& r : recipes_) {
     std::uint64_t key = (r.b.permute ? 2 : 0) + (r.b.trans ? 1 : 0);
@@ -388,8 +411,14 @@ ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
     }
     return true;
   };
-  std::vector<std::pair<std::uint64_t, std::size_t>> keyed;  // (signature hash, unit)
-  keyed.reserve(units.size());
+  // Units in order: each joins the first group whose lead has its signature, found through an
+  // open-addressing table of group ids keyed by the signature's hash (compared exactly on a
+  // match), or starts a new one; groups are thus numbered by their first unit.
+  std::size_t table_size = 1;
+  while (table_size < 2 * units.size()) table_size *= 2;
+  std::vector<std::int64_t> table(table_size, -1);
+  std::vector<std::uint64_t> group_hash;
+  std::vector<std::size_t> group_of(units.size()), leads;  // leads: first unit of each group
   for (std::size_t i = 0; i < units.size(); ++i) {
     const Unit& un = units[i];
     std::uint64_t h = static_cast<std::uint64_t>(un.n);
@@ -400,37 +429,31 @@ ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
       mix(b_layout[static_cast<std::size_t>(pr.recipe)]);
       mix(static_cast<std::uint64_t>(pr.k));
     }
-    keyed.emplace_back(h, i);
-  }
-  std::sort(keyed.begin(), keyed.end());
-  // Within a run of equal hashes (units ascending), each unit joins the first matching group.
-  std::vector<std::size_t> group_of(units.size()), leads;  // leads: first unit of each group
-  for (std::size_t run = 0; run < keyed.size();) {
-    std::size_t end = run;
-    while (end < keyed.size() && keyed[end].first == keyed[run].first) ++end;
-    const std::size_t run_groups = leads.size();
-    for (std::size_t r = run; r < end; ++r) {
-      const std::size_t i = keyed[r].second;
-      std::size_t g = run_groups;
-      while (g < leads.size() && !same_b_reads(units[leads[g]], units[i])) ++g;
-      if (g == leads.size()) leads.push_back(i);
-      group_of[i] = g;
+    std::size_t slot = (h * 0x9E3779B97F4A7C15ULL) >> 32 & (table_size - 1);
+    for (;; slot = (slot + 1) & (table_size - 1)) {
+      const std::int64_t g = table[slot];
+      if (g < 0) {
+        table[slot] = static_cast<std::int64_t>(leads.size());
+        group_of[i] = leads.size();
+        leads.push_back(i);
+        group_hash.push_back(h);
+        break;
+      }
+      const auto gu = static_cast<std::size_t>(g);
+      if (group_hash[gu] == h && same_b_reads(units[leads[gu]], un)) {
+        group_of[i] = gu;
+        break;
+      }
     }
-    run = end;
   }
-  // Renumber groups by their first unit, then lay units out group by group.
-  std::vector<std::size_t> by_lead(leads.size()), rank(leads.size());
-  std::iota(by_lead.begin(), by_lead.end(), std::size_t{0});
-  std::sort(by_lead.begin(), by_lead.end(),
-            [&](std::size_t x, std::size_t y) { return leads[x] < leads[y]; });
-  for (std::size_t r = 0; r < by_lead.size(); ++r) rank[by_lead[r]] = r;
+  // Lay units out group by group.
   StackingGroups groups;
   groups.starts.assign(leads.size() + 1, 0);
-  for (std::size_t i = 0; i < units.size(); ++i) ++groups.starts[rank[group_of[i]] + 1];
-  for (std::size_t g = 0; g < leads.size(); ++g) groups.starts[g + 1] += groups.starts[g];
+  for (std::size_t g : group_of) ++groups.starts[g + 1];
+  std::partial_sum(groups.starts.begin(), groups.starts.end(), groups.starts.begin());
   groups.units.resize(units.size());
   std::vector<std::size_t> next(groups.starts.begin(), groups.starts.end() - 1);
-  for (std::size_t i = 0; i < units.size(); ++i) groups.units[next[rank[group_of[i]]]++] = i;
+  for (std::size_t i = 0; i < units.size(); ++i) groups.units[next[group_of[i]]++] = i;
   return groups;
 }
 

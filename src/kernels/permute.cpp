@@ -148,18 +148,9 @@ void permute_layout(const Layout& l, double alpha, const double* src, double bet
     run<Mode::general>(l, alpha, src, beta, dst);
 }
 
-}  // namespace
-
-extent_t dense_strides(int rank, const extent_t* extents, extent_t* strides) {
-  extent_t s = 1;
-  for (int k = rank - 1; k >= 0; --k) {
-    strides[k] = s;
-    s *= extents[k];
-  }
-  return s;
-}
-
-PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& axes) {
+// permute_loops for one rank, so that its two loops over the axes unroll.
+template <int rank>
+PermuteLoops dense_loops(const extent_t* src_extents, const Axes& axes) {
   // What simplify() makes of a dense block, in closed form: the inspector prices a permutation
   // for every product it plans, and building the strided layout took twice as long. With dense
   // strides a destination axis fuses with the one before it exactly when it follows that one in
@@ -170,7 +161,7 @@ PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& ax
   p.elements = 1;
   for (int k = 0; k < rank; ++k) {
     p.elements *= src_extents[k];
-    if (src_extents[k] != 1) long_axes |= 1u << k;
+    long_axes |= static_cast<unsigned>(src_extents[k] != 1) << k;
   }
   if (p.elements == 0) return p;
   extent_t outer = 1, inner = 1;  // elements of the fused axes outside the innermost, and in it
@@ -196,6 +187,40 @@ PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& ax
   // run(): a loop over each run, or over each row of every tile x tile square.
   p.inner_loops = p.runs ? outer : outer * ((inner + tile - 1) / tile);
   return p;
+}
+
+}  // namespace
+
+extent_t dense_strides(int rank, const extent_t* extents, extent_t* strides) {
+  extent_t s = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    strides[k] = s;
+    s *= extents[k];
+  }
+  return s;
+}
+
+PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& axes) {
+  switch (rank) {
+    case 0:
+      return dense_loops<0>(src_extents, axes);
+    case 1:
+      return dense_loops<1>(src_extents, axes);
+    case 2:
+      return dense_loops<2>(src_extents, axes);
+    case 3:
+      return dense_loops<3>(src_extents, axes);
+    case 4:
+      return dense_loops<4>(src_extents, axes);
+    case 5:
+      return dense_loops<5>(src_extents, axes);
+    case 6:
+      return dense_loops<6>(src_extents, axes);
+    case 7:
+      return dense_loops<7>(src_extents, axes);
+    default:
+      return dense_loops<max_rank>(src_extents, axes);
+  }
 }
 
 void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
