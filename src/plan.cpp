@@ -260,16 +260,17 @@ void ContractionPlan::build() {
   }
   // A's irrep fixes the irrep of its last summed tile once every other tile is chosen, so only
   // the tiles of that irrep are tried there (with D2h, an eighth of them).
-  // last_tiles[last_start[g] .. last_start[g + 1]) are the last summed label's tiles of irrep g.
+  // last_tiles[last_start[g] .. last_start[g + 1]) are the last summed label's tiles of irrep g
+  // (D2h and its subgroups have at most 8 irreps).
   std::vector<tile_t> last_tiles;
-  std::array<std::size_t, 9> last_start{};
+  std::array<std::size_t, 8 + 1> last_start{};
   if (nk > 0) {
     const IndexSpace& last = *summed_space[nk - 1];
     for (tile_t t = 0; t < last.num_tiles(); ++t)
       ++last_start[static_cast<std::size_t>(last.tile(t).irrep) + 1];
     std::partial_sum(last_start.begin(), last_start.end(), last_start.begin());
     last_tiles.resize(static_cast<std::size_t>(last.num_tiles()));
-    std::array<std::size_t, 9> next = last_start;
+    std::array<std::size_t, 8 + 1> next = last_start;
     for (tile_t t = 0; t < last.num_tiles(); ++t)
       last_tiles[next[static_cast<std::size_t>(last.tile(t).irrep)]++] = t;
   }
