@@ -527,7 +527,11 @@ extent_t ContractionPlan::slab_label_extent(slot_t c_slot, Side side) const {
 
 bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
   // A slab of rows slices A (a view in place, or a permutation of just that slab) and reads all
-  // of B, so B must be in place lest every slab permute it again; columns the other way round.
+  // of B; a slab of columns the other way round. A side whose unsliced operand is read in place in
+  // every product is cut as finely as the flops ask. Where both operands are permuted, every slab
+  // permutes the unsliced one again, so the block is cut into at most one slab per worker: the
+  // workers then run its slabs side by side, each permuting that operand once, where more slabs
+  // would only repeat the permutation.
   bool a_in_place = true, b_in_place = true;
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
     const Recipe& r =
@@ -536,15 +540,21 @@ bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
     b_in_place = b_in_place && !r.b.permute;
   }
   const auto nc = static_cast<int>(r_positions_.size());
-  const extent_t row_extent =
-      b_in_place && row_labels_ > 0 ? slab_label_extent(unit.member.c_slot, Side::rows) : 1;
-  const extent_t col_extent =
-      a_in_place && row_labels_ < nc ? slab_label_extent(unit.member.c_slot, Side::columns) : 1;
+  const extent_t rows = row_labels_ > 0 ? slab_label_extent(unit.member.c_slot, Side::rows) : 1;
+  const extent_t columns =
+      row_labels_ < nc ? slab_label_extent(unit.member.c_slot, Side::columns) : 1;
+  extent_t row_extent = b_in_place ? rows : 1, col_extent = a_in_place ? columns : 1;
+  double most_slabs = std::numeric_limits<double>::infinity();
+  if (std::max(row_extent, col_extent) < 2) {
+    row_extent = rows;
+    col_extent = columns;
+    most_slabs = workers_;
+  }
   const Side side = row_extent >= col_extent ? Side::rows : Side::columns;
   const extent_t extent = std::max(row_extent, col_extent);
   const auto slabs = static_cast<extent_t>(
       std::min({static_cast<double>(extent), std::ceil(unit.flops / most_flops),
-                std::floor(unit.flops / min_slab_flops)}));
+                std::floor(unit.flops / min_slab_flops), most_slabs}));
   if (slabs < 2) return false;
   for (extent_t s = 0; s < slabs; ++s) {
     Task task;

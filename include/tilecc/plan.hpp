@@ -118,9 +118,11 @@ class ContractionPlan {
 
   /** `workers`: how many workers will share the tasks. With several, no task holds more than
    *  1 / (tasks_per_worker * workers) of the flops where the blocks allow it: stacking stops
-   *  short of that share, and an output block above it is cut into slabs (when the operand that
-   *  the cut does not slice is read in place and the block has more than one row or column
-   *  index to cut at). With one worker, stacking is limited by rows only and nothing is cut. */
+   *  short of that share, and an output block above it is cut into slabs of its first row or
+   *  column index (on a side whose unsliced operand is read in place when there is one; where
+   *  both operands are permuted, into at most one slab per worker, since each slab permutes the
+   *  unsliced operand again). With one worker, stacking is limited by rows only and nothing is
+   *  cut. */
   ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout = PlanLayout::inspector,
                   const CostModel& model = {}, int workers = 1);
 

@@ -130,8 +130,8 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
 TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
   blas::ensure_loaded();
   // One tile per space, so every operand is a single block: with several workers the plan cuts
-  // the output block into slabs of rows or columns, on every output layout and with either
-  // operand permuted or read in place (transposed or not).
+  // the output block into slabs of rows or columns, on every output layout and with either or
+  // both operands permuted or read in place (transposed or not).
   // The summed label k of the 3-index cases has its own long space, so that their blocks hold
   // enough flops for several slabs of at least min_slab_flops.
   auto o = space(8, 64, 1), v = space(10, 64, 1), x = space(64, 64, 1);
@@ -162,6 +162,10 @@ TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
       {"ajib", "aki", "kjb", Output::buffered, Side::rows},         // A permuted
       {"ajib", "aik", "jkb", Output::buffered, Side::columns},      // B permuted
       {"iajb", "ijk", "kab", Output::buffered, Side::columns},      // both in place
+      // Both permuted: the longer side, and no more slabs than workers.
+      {"ijab", "icjd", "acbd", Output::direct, Side::columns},
+      {"ajib", "aki", "jkb", Output::buffered, Side::rows},
+      {"abij", "icjd", "cadb", Output::transposed, Side::columns},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.c + " += " + k.a + " * " + k.b);
@@ -184,6 +188,9 @@ TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
     EXPECT_EQ(plan.output(), k.output);
     ASSERT_GE(plan.tasks().size(), 2u);
     for (const ContractionPlan::Task& task : plan.tasks()) EXPECT_EQ(task.slab.side, k.side);
+    if (plan.recipes().front().a.permute && plan.recipes().front().b.permute) {
+      EXPECT_LE(plan.tasks().size(), 4u);
+    }
     Executor ex(2);
     contract(plan, 0.5, a, b, c, ex);
     std::map<char, int> extent;
