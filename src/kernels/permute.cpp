@@ -6,6 +6,8 @@
 #include "tilecc/kernels/permute.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 namespace tilecc::kernels {
 namespace {
@@ -201,26 +203,11 @@ extent_t dense_strides(int rank, const extent_t* extents, extent_t* strides) {
 }
 
 PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& axes) {
-  switch (rank) {
-    case 0:
-      return dense_loops<0>(src_extents, axes);
-    case 1:
-      return dense_loops<1>(src_extents, axes);
-    case 2:
-      return dense_loops<2>(src_extents, axes);
-    case 3:
-      return dense_loops<3>(src_extents, axes);
-    case 4:
-      return dense_loops<4>(src_extents, axes);
-    case 5:
-      return dense_loops<5>(src_extents, axes);
-    case 6:
-      return dense_loops<6>(src_extents, axes);
-    case 7:
-      return dense_loops<7>(src_extents, axes);
-    default:
-      return dense_loops<max_rank>(src_extents, axes);
-  }
+  // dense_loops for every rank 0..max_rank, indexed by rank (callers have checked it).
+  static constexpr auto by_rank = []<std::size_t... r>(std::index_sequence<r...>) {
+    return std::array{&dense_loops<static_cast<int>(r)>...};
+  }(std::make_index_sequence<max_rank + 1>{});
+  return by_rank[static_cast<std::size_t>(rank)](src_extents, axes);
 }
 
 void permute(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
