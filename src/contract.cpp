@@ -26,8 +26,7 @@ const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTe
   clock.enter(Phase::permute, clock.task());
   const BlockShape& shape = t.shape();
   const int rank = shape.rank();
-  extent_t extents[max_rank];
-  for (int k = 0; k < rank; ++k) extents[k] = shape.block_extent(slot, k);
+  const extent_t* extents = shape.block_extents(slot);
   if (cut < 0) {
     double* buf = scratch.get(shape.block_size(slot));
     kernels::permute(rank, extents, layout.axes, 1.0, stored, 0.0, buf);
@@ -123,9 +122,8 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
       } else {
         // The slab goes into its part of the block: a view with the block's strides.
         const int rank = cs.rank();
-        extent_t c_extents[max_rank], c_strides[max_rank], r_strides[max_rank];
-        for (int q = 0; q < rank; ++q) c_extents[q] = cs.block_extent(mem.c_slot, q);
-        kernels::dense_strides(rank, c_extents, c_strides);
+        extent_t c_strides[max_rank], r_strides[max_rank];
+        kernels::dense_strides(rank, cs.block_extents(mem.c_slot), c_strides);
         kernels::dense_strides(rank, extents, r_strides);
         const int cut = plan.output_positions()[static_cast<std::size_t>(
             task.slab.side == ContractionPlan::Side::rows ? 0 : plan.row_labels())];
@@ -156,9 +154,8 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
       for (std::int64_t g = 0; g < count; ++g) {
         const ContractionPlan::Product& pr = products[static_cast<std::size_t>(mem[g].first + p)];
         const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
-        for (int q = 0; q < a_rank; ++q) extents[q] = a.shape().block_extent(pr.a_slot, q);
-        kernels::permute(a_rank, extents, r.a_rows, pr.scale, a.block(pr.a_slot), 0.0,
-                         stack + mem[g].row_offset * k);
+        kernels::permute(a_rank, a.shape().block_extents(pr.a_slot), r.a_rows, pr.scale,
+                         a.block(pr.a_slot), 0.0, stack + mem[g].row_offset * k);
       }
       const double* mb = matrix(lr.b, b, lead.b_slot, -1, task.slab, ws.b, clock);
       clock.enter(Phase::gemm, id);
