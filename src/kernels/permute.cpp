@@ -154,7 +154,7 @@ void permute_layout(const Layout& l, double alpha, const double* src, double bet
 template <int rank>
 PermuteLoops dense_loops(const extent_t* src_extents, const Axes& axes) {
   // What simplify() makes of a dense block, in closed form: the inspector prices a permutation
-  // for every product it plans, and building the strided layout took twice as long. With dense
+  // for every product it plans and needs only these counts, not the strided layout. With dense
   // strides a destination axis fuses with the one before it exactly when it follows that one in
   // the source with only extent-1 axes between, and the innermost run is contiguous when only
   // extent-1 axes follow it in the source.
