@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <numeric>
-#include <queue>
 #include <thread>
 
 #include "policies/policies.hpp"
@@ -75,31 +75,36 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
   return factory(options);
 }
 
-std::vector<task_id_t> by_decreasing_cost(std::span<const double> costs) {
-  std::vector<task_id_t> order(costs.size());
+void sort_by_decreasing_cost(std::span<const double> costs, std::vector<task_id_t>& order) {
+  order.resize(costs.size());
   std::iota(order.begin(), order.end(), task_id_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](task_id_t x, task_id_t y) {
-    return costs[static_cast<std::size_t>(x)] > costs[static_cast<std::size_t>(y)];
+  // The index breaks ties, so that the order is that of a stable sort without its buffer.
+  std::sort(order.begin(), order.end(), [&](task_id_t x, task_id_t y) {
+    const double cx = costs[static_cast<std::size_t>(x)], cy = costs[static_cast<std::size_t>(y)];
+    return cx > cy || (cx == cy && x < y);
   });
-  return order;
 }
 
-std::vector<std::vector<task_id_t>> lpt_partition(std::span<const double> costs,
-                                                  std::span<const int> capacities) {
-  std::vector<std::vector<task_id_t>> bins(capacities.size());
-  // Min-heap of (load per unit of capacity, bin).
-  using Entry = std::pair<double, std::size_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  std::vector<double> load(capacities.size(), 0.0);
-  for (std::size_t b = 0; b < capacities.size(); ++b) heap.emplace(0.0, b);
-  for (task_id_t t : by_decreasing_cost(costs)) {
-    const std::size_t b = heap.top().second;
-    heap.pop();
-    bins[b].push_back(t);
-    load[b] += costs[static_cast<std::size_t>(t)];
-    heap.emplace(load[b] / capacities[b], b);
+void LptPartition::assign(std::span<const double> costs, std::span<const int> capacities) {
+  bins_used_ = capacities.size();
+  if (bins_.size() < bins_used_) bins_.resize(bins_used_);
+  load_.assign(bins_used_, 0.0);
+  heap_.clear();
+  for (std::size_t b = 0; b < bins_used_; ++b) {
+    bins_[b].clear();
+    heap_.emplace_back(0.0, b);  // all loads equal: already a heap
   }
-  return bins;
+  sort_by_decreasing_cost(costs, order_);
+  // A min-heap: the least loaded bin, the lowest-numbered among equals, at the front.
+  const std::greater<> later;
+  for (task_id_t t : order_) {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    const std::size_t b = heap_.back().second;
+    bins_[b].push_back(t);
+    load_[b] += costs[static_cast<std::size_t>(t)];
+    heap_.back().first = load_[b] / capacities[b];
+    std::push_heap(heap_.begin(), heap_.end(), later);
+  }
 }
 
 int default_group_size(int workers) {

@@ -19,21 +19,25 @@ class BucketsPolicy final : public SchedulePolicy {
   void start(const TaskPool& pool, int workers) override {
     size_ = group_size_ > 0 ? std::min(group_size_, workers) : default_group_size(workers);
     const int groups = (workers + size_ - 1) / size_;
-    std::vector<int> capacities;
-    for (int g = 0; g < groups; ++g) capacities.push_back(std::min(size_, workers - g * size_));
-    tasks_ = lpt_partition(pool.costs, capacities);
-    counters_ = std::make_unique<Counter[]>(static_cast<std::size_t>(groups));
+    capacities_.clear();
+    for (int g = 0; g < groups; ++g) capacities_.push_back(std::min(size_, workers - g * size_));
+    tasks_.assign(pool.costs, capacities_);
+    if (groups != groups_) {
+      counters_ = std::make_unique<Counter[]>(static_cast<std::size_t>(groups));
+      groups_ = groups;
+    }
+    for (int g = 0; g < groups; ++g) counters_[static_cast<std::size_t>(g)].next.store(0);
   }
 
   std::span<const task_id_t> next(int worker) override {
     const auto g = static_cast<std::size_t>(worker / size_);
-    return take_quantum(tasks_[g], counters_[g].next, quantum_);
+    return take_quantum(tasks_.bin(g), counters_[g].next, quantum_);
   }
 
   /** Every fetch adds the quantum to its group's counter, so the counters count the fetches. */
   std::int64_t shared_calls() const override {
     std::int64_t calls = 0;
-    for (std::size_t g = 0; g < tasks_.size(); ++g) calls += counters_[g].next.load() / quantum_;
+    for (std::size_t g = 0; g < tasks_.bins(); ++g) calls += counters_[g].next.load() / quantum_;
     return calls;
   }
 
@@ -44,7 +48,9 @@ class BucketsPolicy final : public SchedulePolicy {
   task_id_t quantum_;
   int group_size_;
   int size_ = 1;
-  std::vector<std::vector<task_id_t>> tasks_;
+  std::vector<int> capacities_;
+  LptPartition tasks_;
+  int groups_ = 0;
   std::unique_ptr<Counter[]> counters_;
 };
 

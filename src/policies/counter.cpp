@@ -15,7 +15,7 @@ class CounterPolicy final : public SchedulePolicy {
   explicit CounterPolicy(int quantum) : quantum_(quantum) {}
 
   void start(const TaskPool& pool, int /*workers*/) override {
-    order_ = by_decreasing_cost(pool.costs);
+    sort_by_decreasing_cost(pool.costs, order_);
     next_.store(0);
   }
 

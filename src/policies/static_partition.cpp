@@ -16,8 +16,12 @@ class StaticPolicy final : public SchedulePolicy {
   explicit StaticPolicy(bool lpt) : lpt_(lpt) {}
 
   void start(const TaskPool& pool, int workers) override {
-    const std::vector<int> capacities(static_cast<std::size_t>(workers), 1);
-    assigned_ = lpt_ ? lpt_partition(pool.costs, capacities) : block_partition(pool.costs, workers);
+    if (lpt_) {
+      capacities_.assign(static_cast<std::size_t>(workers), 1);
+      lpt_parts_.assign(pool.costs, capacities_);
+    } else {
+      block_partition(pool.costs, workers);
+    }
     taken_.assign(static_cast<std::size_t>(workers), 0);
   }
 
@@ -25,29 +29,31 @@ class StaticPolicy final : public SchedulePolicy {
     const auto w = static_cast<std::size_t>(worker);
     if (taken_[w]) return {};
     taken_[w] = 1;
-    return assigned_[w];
+    return lpt_ ? lpt_parts_.bin(w) : std::span<const task_id_t>(blocks_[w]);
   }
 
  private:
   // Cut [0, n) where the running cost first reaches w/workers of the total.
-  static std::vector<std::vector<task_id_t>> block_partition(std::span<const double> costs,
-                                                             int workers) {
+  void block_partition(std::span<const double> costs, int workers) {
     double total = 0.0;
     for (double c : costs) total += c;
-    std::vector<std::vector<task_id_t>> parts(static_cast<std::size_t>(workers));
+    blocks_.resize(static_cast<std::size_t>(workers));
+    for (auto& part : blocks_) part.clear();
     double running = 0.0;
     for (std::size_t t = 0; t < costs.size(); ++t) {
       // The task goes to the worker whose share contains the task's midpoint.
       const double mid = running + 0.5 * costs[t];
-      auto w = total > 0.0 ? static_cast<std::size_t>(mid / total * workers) : t % parts.size();
-      parts[std::min(w, parts.size() - 1)].push_back(static_cast<task_id_t>(t));
+      auto w = total > 0.0 ? static_cast<std::size_t>(mid / total * workers) : t % blocks_.size();
+      blocks_[std::min(w, blocks_.size() - 1)].push_back(static_cast<task_id_t>(t));
       running += costs[t];
     }
-    return parts;
   }
 
   bool lpt_;
-  std::vector<std::vector<task_id_t>> assigned_;
+  // Kept between runs with their storage, as LptPartition explains.
+  std::vector<int> capacities_;
+  LptPartition lpt_parts_;
+  std::vector<std::vector<task_id_t>> blocks_;
   std::vector<char> taken_;  // written only by the worker it belongs to
 };
 

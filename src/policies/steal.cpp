@@ -14,13 +14,16 @@ namespace {
 class StealPolicy final : public SchedulePolicy {
  public:
   void start(const TaskPool& pool, int workers) override {
-    const std::vector<int> capacities(static_cast<std::size_t>(workers), 1);
-    auto seeds = lpt_partition(pool.costs, capacities);
-    deques_ = std::make_unique<Deque[]>(static_cast<std::size_t>(workers));
-    workers_ = workers;
+    if (workers != workers_) {
+      deques_ = std::make_unique<Deque[]>(static_cast<std::size_t>(workers));
+      workers_ = workers;
+    }
+    capacities_.assign(static_cast<std::size_t>(workers), 1);
+    seeds_.assign(pool.costs, capacities_);
     for (int w = 0; w < workers; ++w) {
       Deque& d = deques_[static_cast<std::size_t>(w)];
-      d.items = std::move(seeds[static_cast<std::size_t>(w)]);
+      const std::span<const task_id_t> seed = seeds_.bin(static_cast<std::size_t>(w));
+      d.items.assign(seed.begin(), seed.end());
       d.head = 0;
       d.tail = d.items.size();
       d.size.store(static_cast<std::int64_t>(d.items.size()));
@@ -84,6 +87,8 @@ class StealPolicy final : public SchedulePolicy {
     }
   }
 
+  std::vector<int> capacities_;
+  LptPartition seeds_;
   std::unique_ptr<Deque[]> deques_;
   int workers_ = 0;
   alignas(64) std::atomic<std::int64_t> steals_{0};

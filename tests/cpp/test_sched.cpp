@@ -1,10 +1,11 @@
 // Scheduling policies: every task runs exactly once under every policy, thread count and quantum;
-// exact shared-counter counts; LPT and block partitions against their guarantees; phase accounting
-// adds up; bad options are refused.
+// exact shared-counter counts; the cost order, LPT and block partitions against their guarantees;
+// phase accounting adds up; bad options are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -69,15 +70,34 @@ TEST(Sched, SharedCounterCallsAreExact) {
   }
 }
 
+TEST(Sched, DecreasingCostOrderIsThatOfAStableSort) {
+  std::vector<task_id_t> order{5, 6, 7};  // reused storage, as a policy keeps it
+  for (unsigned seed = 0; seed < 20; ++seed) {
+    // Costs from a few values, so that most tasks tie with others.
+    std::vector<double> costs = random_costs(40 + seed * 7, seed);
+    for (double& c : costs) c = std::round(c);
+    std::vector<task_id_t> expected(costs.size());
+    std::iota(expected.begin(), expected.end(), task_id_t{0});
+    std::stable_sort(expected.begin(), expected.end(), [&](task_id_t x, task_id_t y) {
+      return costs[static_cast<std::size_t>(x)] > costs[static_cast<std::size_t>(y)];
+    });
+    sort_by_decreasing_cost(costs, order);
+    EXPECT_EQ(order, expected);
+  }
+}
+
 TEST(Sched, LptMeetsTheListSchedulingBound) {
+  LptPartition partition;  // reused, and shrunk from 8 bins to 2, as a policy reuses it
   for (unsigned seed = 0; seed < 20; ++seed) {
     const auto costs = random_costs(50 + seed * 13, seed);
     for (int bins : {2, 3, 8}) {
       const std::vector<int> capacities(static_cast<std::size_t>(bins), 1);
-      const auto parts = lpt_partition(costs, capacities);
+      partition.assign(costs, capacities);
+      ASSERT_EQ(partition.bins(), capacities.size());
       std::vector<int> seen(costs.size(), 0);
       double makespan = 0.0;
-      for (const auto& part : parts) {
+      for (std::size_t b = 0; b < partition.bins(); ++b) {
+        const auto part = partition.bin(b);
         double load = 0.0;
         for (task_id_t t : part) {
           ++seen[static_cast<std::size_t>(t)];
