@@ -88,6 +88,10 @@ void sort_by_decreasing_cost(std::span<const double> costs, std::vector<task_id_
 void LptPartition::assign(std::span<const double> costs, std::span<const int> capacities) {
   bins_used_ = capacities.size();
   if (bins_.size() < bins_used_) bins_.resize(bins_used_);
+  if (bins_used_ == 1) {  // one bin takes every task, in the order
+    sort_by_decreasing_cost(costs, bins_[0]);
+    return;
+  }
   load_.assign(bins_used_, 0.0);
   heap_.clear();
   for (std::size_t b = 0; b < bins_used_; ++b) {
