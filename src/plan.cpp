@@ -153,12 +153,12 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
       if (po >= 0 && op == &a_) detail::check_same_space(l, a_, static_cast<int>(p), b_, po);
     }
   }
-  build();
+  build(model);
   estimate(model);
   inspector_seconds_ = clock_seconds() - t0;
 }
 
-void ContractionPlan::build() {
+void ContractionPlan::build(const CostModel& model) {
   const BlockShape& sc = *c_.shape;
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
@@ -373,7 +373,7 @@ void ContractionPlan::build() {
     // TCE's tasks: one per output block, in loop (slot) order, never stacked.
     std::vector<slot_t> task_slots;
     for (std::size_t i = 0; i < units.size(); ++i) {
-      stack(units, {&i, 1});
+      stack(units, {&i, 1}, model);
       task_slots.push_back(units[i].member.c_slot);
     }
     build_tce_loop(task_slots);
@@ -383,7 +383,8 @@ void ContractionPlan::build() {
   for (std::size_t g = 0; g + 1 < groups.starts.size(); ++g)
     stack(
         units,
-        std::span(groups.units).subspan(groups.starts[g], groups.starts[g + 1] - groups.starts[g]));
+        std::span(groups.units).subspan(groups.starts[g], groups.starts[g + 1] - groups.starts[g]),
+        model);
 }
 
 ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
@@ -485,15 +486,23 @@ void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
   TILECC_ASSERT(next_task == task_slots.size());
 }
 
-void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group) {
+void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group,
+                            const CostModel& model) {
   // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone. With several
   // workers a chunk also stops before it outgrows its share of the flops, and a block alone above
-  // that share is cut into slabs where it can be.
+  // that share is cut into slabs where it can be. A group stacks only where the model prices it
+  // cheaper: stacking copies every A block into the stacked matrix, which costs more than it saves
+  // when the blocks are large and would have been read in place.
   const double most_flops = workers_ > 1 ? executed_flops_ / (tasks_per_worker * workers_)
                                          : std::numeric_limits<double>::infinity();
   const Unit& lead = units[group.front()];
   const extent_t n = lead.n;
   const std::int64_t products = lead.last - lead.member.first;
+  const auto chunk = static_cast<std::size_t>(
+      std::min({static_cast<double>(group.size()),
+                std::ceil(static_cast<double>(stack_rows) / static_cast<double>(lead.member.m)),
+                std::max(1.0, std::floor(most_flops / lead.flops))}));
+  const extent_t rows_per_task = chunk > 1 && stacking_pays(lead, chunk, model) ? stack_rows : 0;
   std::size_t g = 0;
   while (g < group.size()) {
     if (layout_ == PlanLayout::inspector && units[group[g]].flops > most_flops &&
@@ -512,12 +521,45 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
       task.flops += units[group[g]].flops;
       members_.push_back(m);
       ++g;
-    } while (g < group.size() && task.rows < stack_rows &&
+    } while (g < group.size() && task.rows < rows_per_task &&
              task.flops + units[group[g]].flops <= most_flops);
     task.last_member = static_cast<std::int64_t>(members_.size());
     tasks_.push_back(task);
     add_scratch(task);
   }
+}
+
+bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count,
+                                    const CostModel& model) const {
+  // What estimate() prices, stacked minus alone, for `count` copies of `unit`: the units of a
+  // group read the same B blocks with the same summed extents, so the lead stands for them all.
+  // Stacked, the task permutes each B block once instead of once per unit, runs one taller GEMM
+  // per product, fills R and scatters it; an A block that is permuted alone anyway costs the
+  // same stacked (Recipe::a_rows is its layout both ways), and only one read in place adds a copy.
+  const auto copies = static_cast<double>(count);
+  const extent_t m = unit.member.m, n = unit.n;
+  auto fill = [&](extent_t elements) {
+    return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
+  };
+  extent_t extents[max_rank];
+  r_extents(unit.member.c_slot, Task{}, extents);
+  const double output = model.permute_seconds(c_.shape->rank(), extents, output_axes_);
+  double extra = fill(static_cast<extent_t>(copies) * m * n) + copies * output;
+  if (output_ == Output::buffered) extra -= copies * (fill(m * n) + output);
+  for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
+    const Product& pr = products_[static_cast<std::size_t>(p)];
+    const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
+    if (!rc.a.permute)
+      extra += copies * model.permute_seconds(a_.shape->rank(), a_.shape->block_extents(pr.a_slot),
+                                              rc.a_rows);
+    if (rc.b.permute)
+      extra -=
+          (copies - 1.0) *
+          model.permute_seconds(b_.shape->rank(), b_.shape->block_extents(pr.b_slot), rc.b.axes);
+    extra += model.gemm_seconds(static_cast<extent_t>(copies) * m, n, pr.k) -
+             copies * model.gemm_seconds(m, n, pr.k);
+  }
+  return extra < 0.0;
 }
 
 extent_t ContractionPlan::slab_label_extent(slot_t c_slot, Side side) const {

@@ -100,6 +100,8 @@ class ContractionPlan {
    * blocks in the same order (same columns, same summed tiles). Stacking their rows turns many thin
    * GEMMs, each streaming a B block for a few rows, into one GEMM per B block: how
    * point-group-blocked codes (Psi4's DPD) keep GEMMs large when symmetry makes blocks small.
+   * Blocks stack only where the cost model prices it cheaper, since each A block is then copied
+   * into the stacked matrix: large blocks that GEMM could read in place stay alone.
    */
   struct Task {
     std::int64_t first_member = 0, last_member = 0;  ///< members [first, last)
@@ -212,7 +214,7 @@ class ContractionPlan {
     std::int64_t last = 0;  ///< its products are [member.first, last)
     double flops = 0.0;
   };
-  void build();
+  void build(const CostModel& model);
   void build_tce_loop(const std::vector<slot_t>& task_slots);
   /** Units laid out group by group: group g is units[starts[g] .. starts[g + 1]). */
   struct StackingGroups {
@@ -220,7 +222,11 @@ class ContractionPlan {
   };
   /** Units that read the same B blocks alike, grouped in order of first appearance. */
   StackingGroups group_by_b_reads(const std::vector<Unit>& units) const;
-  void stack(const std::vector<Unit>& units, std::span<const std::size_t> group);
+  void stack(const std::vector<Unit>& units, std::span<const std::size_t> group,
+             const CostModel& model);
+  /** Whether the model prices `count` units like `unit`, stacked into one task, below the same
+   *  units run one by one. */
+  bool stacking_pays(const Unit& unit, std::size_t count, const CostModel& model) const;
   /** Cuts a unit above `most_flops` into slab tasks when its layout allows; false if it cannot. */
   bool cut_into_slabs(const Unit& unit, double most_flops);
   /** Extent of the label a slab on `side` cuts, in output block `c_slot`. */

@@ -1,6 +1,6 @@
 // Contractions through plan + executor against naive loops over the dense tensors (one generic
-// loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks,
-// and slabs of single blocks on every output layout.
+// loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks
+// and the model's say over stacking, and slabs of single blocks on every output layout.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -14,6 +14,16 @@
 
 namespace tilecc {
 namespace {
+
+// A cost model shaped like the ones calibrated on x86 machines (a GEMM call costs a fixed
+// overhead and packs its operands, a permutation streams its elements): the plan's stacking
+// decisions follow it. CostModel{} has neither packing nor a realistic call cost.
+CostModel measured_like_model() {
+  CostModel model;
+  model.gemm = {2e-7, 6.5e-11, 1e-9, 1e-9, 1e-9, 5e-9, 0.0, 2e-9};
+  model.permute = {1e-7, 1.5e-9, 2e-9, 2.5e-9, 7e-9};
+  return model;
+}
 
 SpacePtr space(int n, extent_t tile, int irreps) {
   std::vector<Orbital> orbs;
@@ -98,8 +108,8 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
   fill_random(b, 4);
   auto plan_for = [&](int workers) {
     return ContractionPlan({sc, {"i", "j", "a", "b"}, "C"}, {sa, {"i", "j", "c", "d"}, "A"},
-                           {sb, {"c", "d", "a", "b"}, "B"}, PlanLayout::inspector, CostModel{},
-                           workers);
+                           {sb, {"c", "d", "a", "b"}, "B"}, PlanLayout::inspector,
+                           measured_like_model(), workers);
   };
   ContractionPlan one = plan_for(1), four = plan_for(4);
   EXPECT_EQ(one.executed_flops(), four.executed_flops());
@@ -125,6 +135,43 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
       dense(a), dense(b));
   for (std::size_t e = 0; e < d4.size(); ++e) ASSERT_NEAR(d4[e], expected[e], 1e-12);
   EXPECT_THROW(plan_for(0), InputError);
+}
+
+TEST(Contract, BlocksStackOnlyWhereTheModelPricesItCheaper) {
+  blas::ensure_loaded();
+  // C[a,c] += A[k,d,a,c] B[k,d]: every output block reads the same B blocks, and A is read in
+  // place (transposed). Stacking would copy each A block of 4 x 12 x 12 x 12 into the stacked
+  // matrix, transposing it: the model prices that above the GEMM calls it saves, so every block
+  // stays its own task. A model in which copying is free and GEMM calls are dear stacks them.
+  auto o = space(4, 4, 1), v = space(36, 12, 1);
+  auto sa = std::make_shared<BlockShape>(std::vector<SpacePtr>{o, v, v, v}, PermutationGroup(4),
+                                         std::vector<int>{0, 0, 0, 0});
+  auto sb = std::make_shared<BlockShape>(std::vector<SpacePtr>{o, v}, PermutationGroup(2),
+                                         std::vector<int>{0, 0});
+  auto sc = std::make_shared<BlockShape>(std::vector<SpacePtr>{v, v}, PermutationGroup(2),
+                                         std::vector<int>{0, 0});
+  BlockTensor a(sa), b(sb);
+  fill_random(a, 5);
+  fill_random(b, 6);
+  auto plan_for = [&](const CostModel& model) {
+    return ContractionPlan({sc, {"a", "c"}, "C"}, {sa, {"k", "d", "a", "c"}, "A"},
+                           {sb, {"k", "d"}, "B"}, PlanLayout::inspector, model, 1);
+  };
+  CostModel copies_free = measured_like_model();
+  copies_free.permute = {0.0, 0.0, 0.0, 0.0, 0.0};
+  copies_free.gemm[0] = 1e-3;
+  ContractionPlan alone = plan_for(measured_like_model()), stacked = plan_for(copies_free);
+  EXPECT_EQ(alone.tasks().size(), 9u);
+  EXPECT_LT(stacked.tasks().size(), 9u);
+  const auto expected = naive_contraction(
+      "ac", "kdac", "kd", {{'a', 36}, {'c', 36}, {'k', 4}, {'d', 36}}, dense(a), dense(b));
+  for (ContractionPlan* plan : {&alone, &stacked}) {
+    BlockTensor c(sc);
+    Executor ex(1);
+    contract(*plan, 1.0, a, b, c, ex);
+    const auto dc = dense(c);
+    for (std::size_t e = 0; e < dc.size(); ++e) ASSERT_NEAR(dc[e], expected[e], 1e-12);
+  }
 }
 
 TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
