@@ -534,8 +534,8 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count,
   // What estimate() prices, stacked minus alone, for `count` copies of `unit`: the units of a
   // group read the same B blocks with the same summed extents, so the lead stands for them all.
   // Stacked, the task permutes each B block once instead of once per unit, runs one taller GEMM
-  // per product, fills R and scatters it; an A block that is permuted alone anyway costs the
-  // same stacked (Recipe::a_rows is its layout both ways), and only one read in place adds a copy.
+  // per product, fills R and scatters it. An A block that is permuted alone anyway costs the same
+  // stacked (Recipe::a_rows is its layout both ways); only a block read in place adds a copy.
   const auto copies = static_cast<double>(count);
   const extent_t m = unit.member.m, n = unit.n;
   auto fill = [&](extent_t elements) {
