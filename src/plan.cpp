@@ -117,6 +117,11 @@ std::vector<SummedSymmetry> summed_symmetries(const BlockShape& shape, const Ids
   return found;
 }
 
+// Zeroing a task's R before its GEMMs accumulate into it, priced as a copy of its elements.
+double fill_seconds(const CostModel& model, extent_t elements) {
+  return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
+}
+
 }  // namespace
 
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
@@ -538,14 +543,11 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count,
   // stacked (Recipe::a_rows is its layout both ways); only a block read in place adds a copy.
   const auto copies = static_cast<double>(count);
   const extent_t m = unit.member.m, n = unit.n;
-  auto fill = [&](extent_t elements) {
-    return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
-  };
   extent_t extents[max_rank];
-  r_extents(unit.member.c_slot, Task{}, extents);
+  r_extents(unit.member.c_slot, Task{}, extents);  // a default Task: the whole block
   const double output = model.permute_seconds(c_.shape->rank(), extents, output_axes_);
-  double extra = fill(static_cast<extent_t>(copies) * m * n) + copies * output;
-  if (output_ == Output::buffered) extra -= copies * (fill(m * n) + output);
+  double extra = fill_seconds(model, static_cast<extent_t>(copies) * m * n) + copies * output;
+  if (output_ == Output::buffered) extra -= copies * (fill_seconds(model, m * n) + output);
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
     const Product& pr = products_[static_cast<std::size_t>(p)];
     const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
@@ -689,10 +691,7 @@ void ContractionPlan::estimate(const CostModel& model) {
     const bool through_r = !alone || output_ == Output::buffered;
     const Window w = window(task);
     double seconds = 0.0;
-    if (through_r) {
-      const extent_t elements = w.rows * w.cols;
-      seconds += model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
-    }
+    if (through_r) seconds += fill_seconds(model, w.rows * w.cols);
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
       const Recipe& lr = recipes_[static_cast<std::size_t>(lead.recipe)];
