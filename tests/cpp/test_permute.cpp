@@ -97,12 +97,16 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
     // Reference: compact the source view, permute it, compare with the destination view.
     std::vector<double> compact(static_cast<std::size_t>(view_size)), ref(compact.size());
     std::vector<extent_t> index(static_cast<std::size_t>(rank), 0);
+    // Row-major odometer over a view's elements.
+    auto next_index = [&](std::vector<extent_t>& at, const extent_t* extents) {
+      for (int k = rank - 1; k >= 0 && ++at[static_cast<std::size_t>(k)] == extents[k]; --k)
+        at[static_cast<std::size_t>(k)] = 0;
+    };
     for (std::size_t e = 0; e < compact.size(); ++e) {
       extent_t at = src_offset;
       for (int k = 0; k < rank; ++k) at += index[static_cast<std::size_t>(k)] * src_strides[k];
       compact[e] = src[static_cast<std::size_t>(at)];
-      for (int k = rank - 1; k >= 0 && ++index[static_cast<std::size_t>(k)] == view[k]; --k)
-        index[static_cast<std::size_t>(k)] = 0;
+      next_index(index, view);
     }
     std::vector<bool> inside(dst.size(), false);
     std::fill(index.begin(), index.end(), 0);
@@ -114,10 +118,7 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
       for (int j = 0; j < rank; ++j) at += index[static_cast<std::size_t>(j)] * dst_strides[j];
       ref[e] = before[static_cast<std::size_t>(at)];
       inside[static_cast<std::size_t>(at)] = true;
-      for (int j = rank - 1;
-           j >= 0 && ++index[static_cast<std::size_t>(j)] == dst_view[static_cast<std::size_t>(j)];
-           --j)
-        index[static_cast<std::size_t>(j)] = 0;
+      next_index(index, dst_view.data());
     }
     kernels::permute_reference(rank, view, axes, alpha, compact.data(), beta, ref.data());
     std::fill(index.begin(), index.end(), 0);
@@ -126,10 +127,7 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
       for (int j = 0; j < rank; ++j) at += index[static_cast<std::size_t>(j)] * dst_strides[j];
       ASSERT_NEAR(dst[static_cast<std::size_t>(at)], ref[e], 4e-16 * (1.0 + std::abs(ref[e])))
           << "trial " << trial << " element " << e;
-      for (int j = rank - 1;
-           j >= 0 && ++index[static_cast<std::size_t>(j)] == dst_view[static_cast<std::size_t>(j)];
-           --j)
-        index[static_cast<std::size_t>(j)] = 0;
+      next_index(index, dst_view.data());
     }
     for (std::size_t e = 0; e < dst.size(); ++e) {
       if (!inside[e]) {
