@@ -89,9 +89,8 @@ extent_t Executor::scratch_high_water_bytes() const {
   return most;
 }
 
-double Executor::run_task(task_id_t task, int worker) {
+double Executor::run_task(task_id_t task, int worker, double t0) {
   WorkerTimeline& clock = timeline(worker);
-  const double t0 = clock_seconds();
   // Compute unless the body says otherwise (bodies that are not contractions never do).
   clock.enter_at(Phase::gemm, task, t0);
   (*body_)(task, worker);
@@ -114,9 +113,10 @@ void Executor::work(int worker) {
     const std::span<const task_id_t> tasks = policy_->next(worker);
     if (tasks.empty()) break;
     try {
-      double end = 0.0;
-      for (task_id_t t : tasks) end = run_task(t, worker);
-      clock.enter_at(Phase::fetch, -1, end);
+      // One clock reading ends a task and starts the next one of the same fetch.
+      double now = clock_seconds();
+      for (task_id_t t : tasks) now = run_task(t, worker, now);
+      clock.enter_at(Phase::fetch, -1, now);
     } catch (...) {
       std::lock_guard lock(mutex_);
       if (!failed_.exchange(true)) error_ = std::current_exception();
@@ -177,7 +177,8 @@ RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body
   if (blas::loaded()) blas::set_threads(threads_);
   body_ = &body;
   try {
-    for (task_id_t t = 0; t < tasks; ++t) run_task(t, 0);
+    double now = clock_seconds();
+    for (task_id_t t = 0; t < tasks; ++t) now = run_task(t, 0, now);
   } catch (...) {
     body_ = nullptr;
     if (blas::loaded()) blas::set_threads(1);

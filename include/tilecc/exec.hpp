@@ -86,8 +86,8 @@ class Executor {
  private:
   void worker_loop(int worker);
   void work(int worker);
-  /** Run one task; returns the clock reading at its end. */
-  double run_task(task_id_t task, int worker);
+  /** Run one task that starts at clock reading `start`; returns the reading at its end. */
+  double run_task(task_id_t task, int worker, double start);
   /** Clear the task times and start every worker's clock; returns the start time. */
   double begin_run(const TaskPool& pool);
   RunStats collect(task_id_t tasks, double start);
