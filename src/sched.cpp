@@ -1,11 +1,11 @@
 #include "tilecc/sched.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <thread>
 
 #include "policies/policies.hpp"
@@ -75,21 +75,35 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
   return factory(options);
 }
 
-void sort_by_decreasing_cost(std::span<const double> costs, std::vector<task_id_t>& order) {
-  order.resize(costs.size());
-  std::iota(order.begin(), order.end(), task_id_t{0});
-  // The index breaks ties, so that the order is that of a stable sort without its buffer.
-  std::sort(order.begin(), order.end(), [&](task_id_t x, task_id_t y) {
-    const double cx = costs[static_cast<std::size_t>(x)], cy = costs[static_cast<std::size_t>(y)];
-    return cx > cy || (cx == cy && x < y);
-  });
+std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> costs) {
+  const std::size_t n = costs.size();
+  classes_.resize(n);
+  order_.resize(n);
+  // A positive double's bits order like the double: the sign bit (0), the 11 exponent bits and
+  // the top 3 mantissa bits number its class. Zero, negative and NaN costs go to class 0.
+  std::uint32_t lowest = ~std::uint32_t{0}, highest = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    const double cost = costs[t] > 0.0 ? costs[t] : 0.0;
+    const auto c = static_cast<std::uint32_t>(std::bit_cast<std::uint64_t>(cost) >> 49);
+    classes_[t] = c;
+    lowest = std::min(lowest, c);
+    highest = std::max(highest, c);
+  }
+  if (n == 0) return order_;
+  // Counting sort from the highest class down: starts_[r] is where rank r's tasks begin.
+  starts_.assign(static_cast<std::size_t>(highest - lowest) + 2, 0);
+  for (std::size_t t = 0; t < n; ++t) ++starts_[highest - classes_[t] + 1];
+  for (std::size_t r = 1; r < starts_.size(); ++r) starts_[r] += starts_[r - 1];
+  for (std::size_t t = 0; t < n; ++t)
+    order_[starts_[highest - classes_[t]]++] = static_cast<task_id_t>(t);
+  return order_;
 }
 
 void LptPartition::assign(std::span<const double> costs, std::span<const int> capacities) {
   bins_used_ = capacities.size();
   if (bins_.size() < bins_used_) bins_.resize(bins_used_);
   if (bins_used_ == 1) {  // one bin takes every task, in the order
-    sort_by_decreasing_cost(costs, bins_[0]);
+    one_bin_ = order_.sort(costs);
     return;
   }
   load_.assign(bins_used_, 0.0);
@@ -98,16 +112,38 @@ void LptPartition::assign(std::span<const double> costs, std::span<const int> ca
     bins_[b].clear();
     heap_.emplace_back(0.0, b);  // all loads equal: already a heap
   }
-  sort_by_decreasing_cost(costs, order_);
   // A min-heap: the least loaded bin, the lowest-numbered among equals, at the front.
   const std::greater<> later;
-  for (task_id_t t : order_) {
+  for (task_id_t t : order_.sort(costs)) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     const std::size_t b = heap_.back().second;
     bins_[b].push_back(t);
     load_[b] += costs[static_cast<std::size_t>(t)];
     heap_.back().first = load_[b] / capacities[b];
     std::push_heap(heap_.begin(), heap_.end(), later);
+  }
+}
+
+void guided_chunks(std::span<const double> costs, std::span<const task_id_t> order, int workers,
+                   int min_tasks, double most_cost, std::vector<task_id_t>& bounds) {
+  double left = 0.0;
+  for (task_id_t t : order) left += costs[static_cast<std::size_t>(t)];
+  const double share = 1.0 / (2.0 * std::max(1, workers));
+  const std::size_t n = order.size(), fewest = static_cast<std::size_t>(std::max(1, min_tasks));
+  bounds.assign(1, 0);
+  for (std::size_t i = 0; i < n;) {
+    const double most = std::min(most_cost, left * share);
+    double chunk = 0.0;
+    std::size_t end = i;
+    while (end < n) {
+      const double next = chunk + costs[static_cast<std::size_t>(order[end])];
+      if (end - i >= fewest && next > most) break;
+      chunk = next;
+      ++end;
+    }
+    left -= chunk;
+    bounds.push_back(static_cast<task_id_t>(end));
+    i = end;
   }
 }
 

@@ -13,7 +13,8 @@
  * | `counter`      | one shared counter over the tasks by decreasing cost, `quantum` per fetch |
  * | `static-block` | contiguous runs of the task list with equal cost, no counter             |
  * | `static-lpt`   | Longest Processing Time on the costs, no counter                         |
- * | `buckets`      | LPT across groups of workers, a counter per group (paper 001)            |
+ * | `buckets`      | LPT across groups of workers, a counter per group handing out guided     |
+ * |                | chunks of at least `quantum` tasks (paper 001)                           |
  * | `steal`        | per-worker deques seeded by LPT; an idle worker steals half a victim's   |
  */
 #include <cstdint>
@@ -27,7 +28,8 @@
 
 namespace tilecc {
 
-/** What a policy schedules: one cost per task (estimated, or measured in the previous run). */
+/** What a policy schedules: one cost per task, in seconds (estimated, or measured in the
+ *  previous run). */
 struct TaskPool {
   std::span<const double> costs{};
   /** The TCE loop: one entry per tile tuple the original loop nest visits, holding its task or
@@ -37,7 +39,8 @@ struct TaskPool {
 
 /** Options every policy accepts; each uses the ones that concern it. */
 struct PolicyOptions {
-  int quantum = 1;     ///< tasks taken per counter fetch (NWChem's NXTVAL chunk)
+  int quantum = 1;  ///< tasks taken per counter fetch (NWChem's NXTVAL chunk); for `buckets`, the
+                    ///< fewest tasks of one of its guided chunks
   int group_size = 0;  ///< workers per bucket; 0: one group per NUMA domain, else per core pair
   /// A contraction whose tasks average at least this many flops runs its tasks one at a time
   /// with a threaded BLAS instead of one task per worker: for a few very large GEMMs, BLAS's
@@ -68,14 +71,35 @@ void register_policy(const std::string& name, PolicyFactory factory);
 std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const PolicyOptions& options);
 std::vector<std::string> policy_names();
 
-/** Task indices by decreasing cost (ties in index order), written into `order`: a policy keeps
- *  the vector between runs, so that scheduling a small contraction allocates nothing. */
-void sort_by_decreasing_cost(std::span<const double> costs, std::vector<task_id_t>& order);
-
 /**
- * Longest Processing Time: tasks by decreasing cost, each to the bin whose load per unit of
- * capacity is smallest (a 4/3-approximation of the optimal makespan for equal capacities). Each
- * bin's tasks come out largest first.
+ * Task indices by decreasing cost class, in index order within a class. A class is an eighth of
+ * an octave, cut linearly: costs in [2^e (1 + j/8), 2^e (1 + (j+1)/8)) share one, so only tasks
+ * whose costs are within 12.5% of each other (6.7% at the top of an octave) keep their index order
+ * whatever their costs.
+ *
+ * Why classes and not an exact sort: a policy orders the tasks of every run anew, and with the
+ * costs measured in the run before, the order changes from run to run; a comparison sort then
+ * mispredicts a branch at almost every comparison (6 us for 128 tasks, against less than 1 us for
+ * this counting sort over the classes), paid while the other workers wait. The measured times
+ * vary from run to run by more than a class anyway.
+ *
+ * A policy keeps one between runs, with its buffers: scheduling a small contraction allocates
+ * nothing.
+ */
+class DecreasingCostOrder {
+ public:
+  /** Order the tasks of `costs`; the span stays valid until the next call. */
+  std::span<const task_id_t> sort(std::span<const double> costs);
+
+ private:
+  std::vector<std::uint32_t> classes_, starts_;
+  std::vector<task_id_t> order_;
+};
+/**
+ * Longest Processing Time: tasks by decreasing cost (class, see DecreasingCostOrder), each to the
+ * bin whose load per unit of capacity is smallest (close to LPT's 4/3-approximation of the
+ * optimal makespan for equal capacities; any order keeps list scheduling's 2 - 1/m). Each bin's
+ * tasks come out by decreasing cost class.
  *
  * A policy keeps one between runs and its buffers with it: a CC iteration schedules dozens of
  * contractions of a few microseconds of work each, where allocating afresh at every start showed
@@ -85,16 +109,33 @@ class LptPartition {
  public:
   void assign(std::span<const double> costs, std::span<const int> capacities);
   std::size_t bins() const { return bins_used_; }
-  /** Bin `b`'s tasks, largest first; valid until the next assign(). */
-  std::span<const task_id_t> bin(std::size_t b) const { return bins_[b]; }
+  /** Bin `b`'s tasks by decreasing cost class; valid until the next assign(). */
+  std::span<const task_id_t> bin(std::size_t b) const {
+    return bins_used_ == 1 ? one_bin_ : std::span<const task_id_t>(bins_[b]);
+  }
 
  private:
-  std::vector<task_id_t> order_;
+  DecreasingCostOrder order_;
+  std::span<const task_id_t> one_bin_;  // with one bin: the order itself
   std::vector<std::vector<task_id_t>> bins_;
   std::size_t bins_used_ = 0;
   std::vector<double> load_;
   std::vector<std::pair<double, std::size_t>> heap_;  // (load per unit of capacity, bin)
 };
+/**
+ * Guided chunks (guided self-scheduling, Polychronopoulos and Kuck, with factoring's halved
+ * chunks): cuts `order` into the runs of tasks that a shared counter hands out one per fetch. Each
+ * chunk is the longest run from where the last one ended whose cost stays within the cost not yet
+ * handed out divided by 2 x `workers`, and holds at least `min_tasks` tasks (or what is left).
+ * Over tasks by decreasing cost, large tasks go out alone and the many small ones at the end in
+ * shrinking batches: a run of n tasks takes about 2 x workers x ln(n) fetches instead of n, while
+ * the last chunks stay single tasks, so the load still evens out at the end.
+ *
+ * Writes the chunk boundaries into `bounds`: chunk c is order[bounds[c], bounds[c + 1]), so
+ * bounds runs from 0 to order.size() and has one entry more than there are chunks.
+ */
+void guided_chunks(std::span<const double> costs, std::span<const task_id_t> order, int workers,
+                   int min_tasks, double most_cost, std::vector<task_id_t>& bounds);
 /** Workers per bucket by default: those of one NUMA domain when there are several, else 2. */
 int default_group_size(int workers);
 

@@ -15,7 +15,7 @@ class CounterPolicy final : public SchedulePolicy {
   explicit CounterPolicy(int quantum) : quantum_(quantum) {}
 
   void start(const TaskPool& pool, int /*workers*/) override {
-    sort_by_decreasing_cost(pool.costs, order_);
+    order_ = cost_order_.sort(pool.costs);
     next_.store(0);
   }
 
@@ -29,7 +29,8 @@ class CounterPolicy final : public SchedulePolicy {
 
  private:
   task_id_t quantum_;
-  std::vector<task_id_t> order_;
+  DecreasingCostOrder cost_order_;
+  std::span<const task_id_t> order_;
   alignas(64) std::atomic<task_id_t> next_{0};
 };
 

@@ -1,6 +1,6 @@
 // Scheduling policies: every task runs exactly once under every policy, thread count and quantum;
-// exact shared-counter counts; the cost order, LPT and block partitions against their guarantees;
-// phase accounting adds up; bad options are refused.
+// exact shared-counter counts; the cost order, LPT, guided chunks and block partitions against
+// their guarantees; phase accounting adds up; bad options are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -67,23 +67,50 @@ TEST(Sched, SharedCounterCallsAreExact) {
     EXPECT_EQ(counter.run({costs}, [](task_id_t, int) {}).shared_calls, 15 + threads);
     Executor lpt(threads, "static-lpt");
     EXPECT_EQ(lpt.run({costs}, [](task_id_t, int) {}).shared_calls, 0);
+    // buckets (one group): one fetch per guided chunk, plus one per worker.
+    const std::vector<double> microseconds(100, 1e-6);
+    DecreasingCostOrder order;
+    std::vector<task_id_t> bounds;
+    guided_chunks(microseconds, order.sort(microseconds), threads, 1, 20e-6, bounds);
+    Executor buckets(threads, "buckets");
+    EXPECT_EQ(buckets.run({microseconds}, [](task_id_t, int) {}).shared_calls,
+              static_cast<std::int64_t>(bounds.size()) - 1 + threads);
+    EXPECT_LT(bounds.size(), 50u);
   }
 }
 
-TEST(Sched, DecreasingCostOrderIsThatOfAStableSort) {
-  std::vector<task_id_t> order{5, 6, 7};  // reused storage, as a policy keeps it
+// The cost class DecreasingCostOrder documents, from frexp rather than from the bits: cost =
+// 2^e (1 + f) with f in [0, 1) is in class 8 e + floor(8 f); zero and negative costs come last.
+double cost_class(double cost) {
+  if (!(cost > 0.0)) return -1e9;
+  int exponent = 0;
+  const double mantissa = std::frexp(cost, &exponent);  // in [0.5, 1)
+  return 8.0 * (exponent - 1) + std::floor(8.0 * (2.0 * mantissa - 1.0));
+}
+
+TEST(Sched, DecreasingCostOrderSortsByCostClassThenIndex) {
+  DecreasingCostOrder order;  // reused, as a policy keeps it
   for (unsigned seed = 0; seed < 20; ++seed) {
-    // Costs from a few values, so that most tasks tie with others.
+    // Rounded costs tie exactly; the others spread over many classes, some of them shared.
     std::vector<double> costs = random_costs(40 + seed * 7, seed);
-    for (double& c : costs) c = std::round(c);
+    if (seed % 2 == 0)
+      for (double& c : costs) c = std::round(c);
+    costs[seed % costs.size()] = 0.0;
     std::vector<task_id_t> expected(costs.size());
     std::iota(expected.begin(), expected.end(), task_id_t{0});
     std::stable_sort(expected.begin(), expected.end(), [&](task_id_t x, task_id_t y) {
-      return costs[static_cast<std::size_t>(x)] > costs[static_cast<std::size_t>(y)];
+      return cost_class(costs[static_cast<std::size_t>(x)]) >
+             cost_class(costs[static_cast<std::size_t>(y)]);
     });
-    sort_by_decreasing_cost(costs, order);
-    EXPECT_EQ(order, expected);
+    const auto sorted = order.sort(costs);
+    EXPECT_EQ(std::vector<task_id_t>(sorted.begin(), sorted.end()), expected) << seed;
   }
+  // A class is narrower than 2^(1/8) apart at its widest (12.5%): tasks 13% apart are ordered.
+  const std::vector<double> close{1.0, 1.13, 1.13 * 1.13, 1.13 * 1.13 * 1.13};
+  const auto sorted = order.sort(close);
+  EXPECT_EQ(std::vector<task_id_t>(sorted.begin(), sorted.end()),
+            (std::vector<task_id_t>{3, 2, 1, 0}));
+  EXPECT_TRUE(order.sort({}).empty());
 }
 
 TEST(Sched, LptMeetsTheListSchedulingBound) {
@@ -104,10 +131,10 @@ TEST(Sched, LptMeetsTheListSchedulingBound) {
           load += costs[static_cast<std::size_t>(t)];
         }
         makespan = std::max(makespan, load);
-        // Each bin's tasks come largest first.
+        // Each bin's tasks come by decreasing cost class.
         for (std::size_t i = 1; i < part.size(); ++i)
-          EXPECT_GE(costs[static_cast<std::size_t>(part[i - 1])],
-                    costs[static_cast<std::size_t>(part[i])]);
+          EXPECT_GE(cost_class(costs[static_cast<std::size_t>(part[i - 1])]),
+                    cost_class(costs[static_cast<std::size_t>(part[i])]));
       }
       EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
       const double total = std::accumulate(costs.begin(), costs.end(), 0.0);
@@ -116,6 +143,51 @@ TEST(Sched, LptMeetsTheListSchedulingBound) {
       EXPECT_LE(makespan, total / bins + (1.0 - 1.0 / bins) * largest + 1e-9);
     }
   }
+}
+
+TEST(Sched, GuidedChunksAreTheLongestRunsWithinTheirLimit) {
+  std::vector<task_id_t> bounds{9, 9};  // reused storage
+  DecreasingCostOrder order;
+  for (unsigned seed = 0; seed < 10; ++seed)
+    for (int workers : {1, 2, 4})
+      for (int fewest : {1, 3}) {
+        // Microsecond-scale costs, in seconds, as measured task times are.
+        std::vector<double> costs = random_costs(300 + seed * 41, seed);
+        for (double& c : costs) c *= 1e-6;
+        const double most = 20e-6;
+        const auto sorted = order.sort(costs);
+        guided_chunks(costs, sorted, workers, fewest, most, bounds);
+        ASSERT_GE(bounds.size(), 2u);
+        EXPECT_EQ(bounds.front(), 0);
+        EXPECT_EQ(bounds.back(), static_cast<task_id_t>(sorted.size()));
+        double left = std::accumulate(costs.begin(), costs.end(), 0.0);
+        for (std::size_t c = 0; c + 1 < bounds.size(); ++c) {
+          const auto first = static_cast<std::size_t>(bounds[c]);
+          const auto end = static_cast<std::size_t>(bounds[c + 1]);
+          ASSERT_LT(first, end) << "an empty chunk";
+          double chunk = 0.0;
+          for (std::size_t i = first; i < end; ++i)
+            chunk += costs[static_cast<std::size_t>(sorted[i])];
+          const double limit = std::min(most, left / (2.0 * workers));
+          const std::size_t size = end - first;
+          // Within the limit unless it holds only the fewest tasks a chunk must hold...
+          if (size > static_cast<std::size_t>(fewest)) {
+            EXPECT_LE(chunk, limit * (1 + 1e-12));
+          }
+          // ...and the longest such run: one task more would pass the limit.
+          if (end < sorted.size()) {
+            EXPECT_GE(size, static_cast<std::size_t>(fewest));
+            EXPECT_GT(chunk + costs[static_cast<std::size_t>(sorted[end])], limit * (1 - 1e-12));
+          }
+          left -= chunk;
+        }
+      }
+  // Many tasks of a microsecond: a fetch takes many of them, but the last chunks are single.
+  const std::vector<double> tiny(1000, 1e-6);
+  const auto sorted = order.sort(tiny);
+  guided_chunks(tiny, sorted, 2, 1, 20e-6, bounds);
+  EXPECT_LT(bounds.size(), 100u);
+  EXPECT_EQ(bounds[bounds.size() - 1] - bounds[bounds.size() - 2], 1);
 }
 
 TEST(Sched, StaticBlockGivesContiguousBalancedRuns) {
