@@ -79,9 +79,9 @@ std::vector<std::string> policy_names();
  *
  * Why classes and not an exact sort: a policy orders the tasks of every run anew, and with the
  * costs measured in the run before, the order changes from run to run; a comparison sort then
- * mispredicts a branch at almost every comparison (6 us for 128 tasks, against less than 1 us for
- * this counting sort over the classes), paid while the other workers wait. The measured times
- * vary from run to run by more than a class anyway.
+ * mispredicts a branch at almost every comparison, paid while the other workers wait; this
+ * counting sort over the classes has no data-dependent branch. The measured times vary from run
+ * to run by more than a class anyway.
  *
  * A policy keeps one between runs, with its buffers: scheduling a small contraction allocates
  * nothing.

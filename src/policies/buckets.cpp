@@ -5,9 +5,9 @@
 //
 // A counter hands out guided chunks of its group's tasks (see guided_chunks), not single tasks:
 // after decreasing-cost order, a CC iteration's small contractions are mostly tasks of one or two
-// microseconds, where a fetch that moves the counter's cache line between cores costs a tenth of
-// the task. A chunk holds at most chunk_seconds of predicted work, which keeps a fetch under 1%
-// of what it hands out while tasks long enough to pay for their own fetch still go out alone.
+// microseconds, and a fetch that moves the counter's cache line between cores is then a sizeable
+// part of the task. A chunk holds at most chunk_seconds of predicted work: many such fetches'
+// worth, while tasks long enough to pay for their own fetch still go out alone.
 #include <algorithm>
 #include <atomic>
 #include <memory>
