@@ -145,7 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="scheduling policy: tce, counter, static-block, static-lpt, buckets, steal",
     )
     runtime.add_argument(
-        "--quantum", type=_positive_int, default=1, help="tasks taken per counter fetch"
+        "--quantum",
+        type=_positive_int,
+        default=1,
+        help="tasks taken per counter fetch (for buckets, the fewest per chunk)",
     )
     runtime.add_argument(
         "--group-size",

@@ -80,7 +80,8 @@ class Context:
     ``include/tilecc/sched.hpp``), plus the caches that let every CC iteration reuse the plans of
     the first.
 
-    ``quantum`` is the tasks taken per counter fetch, ``group_size`` the workers per bucket
+    ``quantum`` is the tasks taken per counter fetch (for ``buckets``, the fewest tasks of one of
+    its guided chunks), ``group_size`` the workers per bucket
     (None: one group per NUMA domain or core pair), ``refine`` schedules each run of a plan with
     the task times measured in its previous run, ``trace`` keeps every phase slice for
     :meth:`write_trace`. ``$TILECC_SLOW_WORKER=k:factor`` makes worker k that much slower.
