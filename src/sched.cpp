@@ -101,11 +101,11 @@ std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> cos
 
 void LptPartition::assign(std::span<const double> costs, std::span<const int> capacities) {
   bins_used_ = capacities.size();
-  if (bins_.size() < bins_used_) bins_.resize(bins_used_);
   if (bins_used_ == 1) {  // one bin takes every task, in the order
     one_bin_ = order_.sort(costs);
     return;
   }
+  if (bins_.size() < bins_used_) bins_.resize(bins_used_);
   load_.assign(bins_used_, 0.0);
   heap_.clear();
   for (std::size_t b = 0; b < bins_used_; ++b) {

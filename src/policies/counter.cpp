@@ -3,12 +3,23 @@
 // start first and the small ones fill the gaps at the end.
 #include <algorithm>
 #include <atomic>
+#include <span>
 #include <vector>
 
 #include "policies.hpp"
 
 namespace tilecc::policies {
 namespace {
+
+/** The next `quantum` tasks of `tasks` from a shared counter (NXTVAL): empty once it is spent. */
+std::span<const task_id_t> take_quantum(std::span<const task_id_t> tasks,
+                                        std::atomic<task_id_t>& counter, task_id_t quantum) {
+  const auto size = static_cast<task_id_t>(tasks.size());
+  const task_id_t begin = counter.fetch_add(quantum, std::memory_order_relaxed);
+  if (begin >= size) return {};
+  const task_id_t end = std::min(begin + quantum, size);
+  return tasks.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
+}
 
 class CounterPolicy final : public SchedulePolicy {
  public:

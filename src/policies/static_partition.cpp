@@ -4,6 +4,7 @@
 //  - `static-block`: the task list, in the plan's order, cut into one contiguous run per worker
 //    with equal total cost (paper 001's block partitioning);
 //  - `static-lpt`: Longest Processing Time on the costs.
+#include <algorithm>
 #include <vector>
 
 #include "policies.hpp"
