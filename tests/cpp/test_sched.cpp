@@ -105,7 +105,7 @@ TEST(Sched, DecreasingCostOrderSortsByCostClassThenIndex) {
     const auto sorted = order.sort(costs);
     EXPECT_EQ(std::vector<task_id_t>(sorted.begin(), sorted.end()), expected) << seed;
   }
-  // A class is narrower than 2^(1/8) apart at its widest (12.5%): tasks 13% apart are ordered.
+  // A class spans at most a ratio of 9/8 (12.5%): costs 13% apart fall in different classes.
   const std::vector<double> close{1.0, 1.13, 1.13 * 1.13, 1.13 * 1.13 * 1.13};
   const auto sorted = order.sort(close);
   EXPECT_EQ(std::vector<task_id_t>(sorted.begin(), sorted.end()),
