@@ -59,14 +59,6 @@ PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes) 
   return p;
 }
 
-double CostModel::gemm_seconds(extent_t m, extent_t n, extent_t k) const {
-  const auto x = static_cast<double>(m), y = static_cast<double>(n), z = static_cast<double>(k);
-  const std::array<double, 8> work{1.0, x * y * z, x * z, z * y, x * y, x, y, z};
-  double seconds = 0.0;
-  for (std::size_t i = 0; i < work.size(); ++i) seconds += gemm[i] * work[i];
-  return seconds;
-}
-
 double CostModel::permute_seconds(const PermuteShape& p) const {
   return permute[0] +
          permute[1 + static_cast<std::size_t>(p.kind)] * static_cast<double>(p.elements) +

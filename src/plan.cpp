@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -122,7 +123,42 @@ double fill_seconds(const CostModel& model, extent_t elements) {
   return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
 }
 
+// The seconds of permuting each stored block of one operand into each layout asked for, priced
+// on first use.
+class BlockPermutePrices {
+ public:
+  BlockPermutePrices(const CostModel& model, const BlockShape& shape)
+      : model_(model), shape_(shape) {}
+  double operator()(slot_t slot, const Axes& axes) {
+    // A plan reads an operand in one to a few layouts (one per recipe at most): a linear search.
+    const auto key = std::bit_cast<std::uint64_t>(axes);
+    std::size_t layout = 0;
+    while (layout < layouts_.size() && layouts_[layout] != key) ++layout;
+    if (layout == layouts_.size()) {
+      layouts_.push_back(key);
+      seconds_.emplace_back(static_cast<std::size_t>(shape_.num_blocks()), -1.0);
+    }
+    double& s = seconds_[layout][static_cast<std::size_t>(slot)];
+    if (s < 0.0) s = model_.permute_seconds(shape_.rank(), shape_.block_extents(slot), axes);
+    return s;
+  }
+
+ private:
+  const CostModel& model_;
+  const BlockShape& shape_;
+  std::vector<std::uint64_t> layouts_;        // Axes, as 8 bytes
+  std::vector<std::vector<double>> seconds_;  // per layout, per slot; -1 until priced
+};
+
 }  // namespace
+
+class ContractionPlan::Prices {
+ public:
+  Prices(const CostModel& cost_model, const BlockShape& a_shape, const BlockShape& b_shape)
+      : model(cost_model), a(cost_model, a_shape), b(cost_model, b_shape) {}
+  const CostModel& model;
+  BlockPermutePrices a, b;
+};
 
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
                                  const CostModel& model, int workers)
@@ -158,12 +194,13 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
       if (po >= 0 && op == &a_) detail::check_same_space(l, a_, static_cast<int>(p), b_, po);
     }
   }
-  build(model);
-  estimate(model);
+  Prices prices(model, *a_.shape, *b_.shape);
+  build(prices);
+  estimate(prices);
   inspector_seconds_ = clock_seconds() - t0;
 }
 
-void ContractionPlan::build(const CostModel& model) {
+void ContractionPlan::build(Prices& prices) {
   const BlockShape& sc = *c_.shape;
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
@@ -378,7 +415,7 @@ void ContractionPlan::build(const CostModel& model) {
     // TCE's tasks: one per output block, in loop (slot) order, never stacked.
     std::vector<slot_t> task_slots;
     for (std::size_t i = 0; i < units.size(); ++i) {
-      stack(units, {&i, 1}, model);
+      stack(units, {&i, 1}, prices);
       task_slots.push_back(units[i].member.c_slot);
     }
     build_tce_loop(task_slots);
@@ -389,7 +426,7 @@ void ContractionPlan::build(const CostModel& model) {
     stack(
         units,
         std::span(groups.units).subspan(groups.starts[g], groups.starts[g + 1] - groups.starts[g]),
-        model);
+        prices);
 }
 
 ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
@@ -492,7 +529,7 @@ void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
 }
 
 void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group,
-                            const CostModel& model) {
+                            Prices& prices) {
   // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone. With several
   // workers a chunk also stops before it outgrows its share of the flops, and a block alone above
   // that share is cut into slabs where it can be. A group stacks only where the model prices it
@@ -507,7 +544,7 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
       std::min({static_cast<double>(group.size()),
                 std::ceil(static_cast<double>(stack_rows) / static_cast<double>(lead.member.m)),
                 std::max(1.0, std::floor(most_flops / lead.flops))}));
-  const extent_t rows_per_task = chunk > 1 && stacking_pays(lead, chunk, model) ? stack_rows : 0;
+  const extent_t rows_per_task = chunk > 1 && stacking_pays(lead, chunk, prices) ? stack_rows : 0;
   std::size_t g = 0;
   while (g < group.size()) {
     if (layout_ == PlanLayout::inspector && units[group[g]].flops > most_flops &&
@@ -534,13 +571,13 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
   }
 }
 
-bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count,
-                                    const CostModel& model) const {
+bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices& prices) const {
   // What estimate() prices, stacked minus alone, for `count` copies of `unit`: the units of a
   // group read the same B blocks with the same summed extents, so the lead stands for them all.
   // Stacked, the task permutes each B block once instead of once per unit, runs one taller GEMM
   // per product, fills R and scatters it. An A block that is permuted alone anyway costs the same
   // stacked (Recipe::a_rows is its layout both ways); only a block read in place adds a copy.
+  const CostModel& model = prices.model;
   const auto copies = static_cast<double>(count);
   const extent_t m = unit.member.m, n = unit.n;
   extent_t extents[max_rank];
@@ -551,13 +588,8 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count,
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
     const Product& pr = products_[static_cast<std::size_t>(p)];
     const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-    if (!rc.a.permute)
-      extra += copies * model.permute_seconds(a_.shape->rank(), a_.shape->block_extents(pr.a_slot),
-                                              rc.a_rows);
-    if (rc.b.permute)
-      extra -=
-          (copies - 1.0) *
-          model.permute_seconds(b_.shape->rank(), b_.shape->block_extents(pr.b_slot), rc.b.axes);
+    if (!rc.a.permute) extra += copies * prices.a(pr.a_slot, rc.a_rows);
+    if (rc.b.permute) extra -= (copies - 1.0) * prices.b(pr.b_slot, rc.b.axes);
     extra += model.gemm_seconds(static_cast<extent_t>(copies) * m, n, pr.k) -
              copies * model.gemm_seconds(m, n, pr.k);
   }
@@ -667,8 +699,14 @@ void ContractionPlan::add_scratch(const Task& task) {
 }
 
 void ContractionPlan::estimate(const CostModel& model) {
+  Prices prices(model, *a_.shape, *b_.shape);
+  estimate(prices);
+}
+
+void ContractionPlan::estimate(Prices& prices) {
   // The work of each task as contract() does it: operand permutations (or row stacking), one GEMM
   // per product, and the output's permutation when the result goes through scratch.
+  const CostModel& model = prices.model;
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
   const BlockShape& sc = *c_.shape;
@@ -677,12 +715,23 @@ void ContractionPlan::estimate(const CostModel& model) {
   modelled_.reserve(tasks_.size());
   // A permutation of a whole block, or of the slab that `cut` (a stored axis, -1 for none) and
   // the task's slab select.
-  auto permute = [&](const BlockShape& shape, slot_t slot, const Axes& axes, const Task& task,
-                     int cut) {
-    if (cut < 0) return model.permute_seconds(shape.rank(), shape.block_extents(slot), axes);
+  auto permute = [&](BlockPermutePrices& whole, const BlockShape& shape, slot_t slot,
+                     const Axes& axes, const Task& task, int cut) {
+    if (cut < 0) return whole(slot, axes);
     std::copy_n(shape.block_extents(slot), shape.rank(), extents);
     extents[cut] = task.slab.last - task.slab.first;
     return model.permute_seconds(shape.rank(), extents, axes);
+  };
+  // R[M, N] permuted into each output block, for whole blocks: priced once per block.
+  std::vector<double> output_seconds(static_cast<std::size_t>(sc.num_blocks()), -1.0);
+  auto output = [&](slot_t c_slot, const Task& task) {
+    double* whole =
+        task.slab.side == Side::whole ? &output_seconds[static_cast<std::size_t>(c_slot)] : nullptr;
+    if (whole && *whole >= 0.0) return *whole;
+    r_extents(c_slot, task, extents);
+    const double seconds = model.permute_seconds(sc.rank(), extents, output_axes_);
+    if (whole) *whole = seconds;
+    return seconds;
   };
   for (const Task& task : tasks_) {
     const Member* mem = &members_[static_cast<std::size_t>(task.first_member)];
@@ -698,24 +747,19 @@ void ContractionPlan::estimate(const CostModel& model) {
       if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          seconds += permute(sa, pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows,
-                             task, -1);
+          seconds += prices.a(pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
         }
       } else if (lr.a.permute) {
-        seconds +=
-            permute(sa, lead.a_slot, lr.a.axes, task, permuted_slab_axis(lr, Side::rows, task));
+        seconds += permute(prices.a, sa, lead.a_slot, lr.a.axes, task,
+                           permuted_slab_axis(lr, Side::rows, task));
       }
       if (lr.b.permute)
-        seconds +=
-            permute(sb, lead.b_slot, lr.b.axes, task, permuted_slab_axis(lr, Side::columns, task));
+        seconds += permute(prices.b, sb, lead.b_slot, lr.b.axes, task,
+                           permuted_slab_axis(lr, Side::columns, task));
       seconds += model.gemm_seconds(w.rows, w.cols, lead.k);
     }
-    if (through_r) {
-      for (std::int64_t g = 0; g < count; ++g) {
-        r_extents(mem[g].c_slot, task, extents);
-        seconds += model.permute_seconds(sc.rank(), extents, output_axes_);
-      }
-    }
+    if (through_r)
+      for (std::int64_t g = 0; g < count; ++g) seconds += output(mem[g].c_slot, task);
     modelled_.push_back(seconds);
   }
   correct(correction_);

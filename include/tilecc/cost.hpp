@@ -40,7 +40,13 @@ struct CostModel {
   /// Permutation seconds on [1, elements of a copy, of runs, of a transpose, inner loops].
   std::array<double, 5> permute{1e-7, 1e-9, 2e-9, 4e-9, 0};  // 1, 0.5, 0.25 G elements/s
 
-  double gemm_seconds(extent_t m, extent_t n, extent_t k) const;
+  /** Inline: the inspector prices a GEMM for every product it plans. */
+  double gemm_seconds(extent_t m, extent_t n, extent_t k) const {
+    const auto x = static_cast<double>(m), y = static_cast<double>(n), z = static_cast<double>(k);
+    // Summed in pairs, so that the adds do not wait on one another.
+    return ((gemm[0] + gemm[1] * x * y * z) + (gemm[2] * x * z + gemm[3] * z * y)) +
+           ((gemm[4] * x * y + gemm[5] * x) + (gemm[6] * y + gemm[7] * z));
+  }
   double permute_seconds(const PermuteShape& p) const;
   double permute_seconds(int rank, const extent_t* extents, const Axes& axes) const {
     return permute_seconds(permute_shape(rank, extents, axes));

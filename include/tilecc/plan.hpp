@@ -214,7 +214,11 @@ class ContractionPlan {
     std::int64_t last = 0;  ///< its products are [member.first, last)
     double flops = 0.0;
   };
-  void build(const CostModel& model);
+  /** The cost model, with the permutations of A's and B's stored blocks priced once per block
+   *  and layout: many products of a plan read one block the same way. */
+  class Prices;
+  void build(Prices& prices);
+  void estimate(Prices& prices);
   void build_tce_loop(const std::vector<slot_t>& task_slots);
   /** Units laid out group by group: group g is units[starts[g] .. starts[g + 1]). */
   struct StackingGroups {
@@ -222,11 +226,10 @@ class ContractionPlan {
   };
   /** Units that read the same B blocks alike, grouped in order of first appearance. */
   StackingGroups group_by_b_reads(const std::vector<Unit>& units) const;
-  void stack(const std::vector<Unit>& units, std::span<const std::size_t> group,
-             const CostModel& model);
+  void stack(const std::vector<Unit>& units, std::span<const std::size_t> group, Prices& prices);
   /** Whether the model prices `count` units like `unit`, stacked into one task, below the same
    *  units run one by one. */
-  bool stacking_pays(const Unit& unit, std::size_t count, const CostModel& model) const;
+  bool stacking_pays(const Unit& unit, std::size_t count, Prices& prices) const;
   /** Cuts a unit above `most_flops` into slab tasks when its layout allows; false if it cannot. */
   bool cut_into_slabs(const Unit& unit, double most_flops);
   /** Extent of the label a slab on `side` cuts, in output block `c_slot`. */
