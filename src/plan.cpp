@@ -196,7 +196,7 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
   }
   Prices prices(model, *a_.shape, *b_.shape);
   build(prices);
-  estimate(prices);
+  price_tasks(prices);
   inspector_seconds_ = clock_seconds() - t0;
 }
 
@@ -700,10 +700,10 @@ void ContractionPlan::add_scratch(const Task& task) {
 
 void ContractionPlan::estimate(const CostModel& model) {
   Prices prices(model, *a_.shape, *b_.shape);
-  estimate(prices);
+  price_tasks(prices);
 }
 
-void ContractionPlan::estimate(Prices& prices) {
+void ContractionPlan::price_tasks(Prices& prices) {
   // The work of each task as contract() does it: operand permutations (or row stacking), one GEMM
   // per product, and the output's permutation when the result goes through scratch.
   const CostModel& model = prices.model;

@@ -218,7 +218,8 @@ class ContractionPlan {
    *  and layout: many products of a plan read one block the same way. */
   class Prices;
   void build(Prices& prices);
-  void estimate(Prices& prices);
+  /** estimate() with these prices. */
+  void price_tasks(Prices& prices);
   void build_tce_loop(const std::vector<slot_t>& task_slots);
   /** Units laid out group by group: group g is units[starts[g] .. starts[g + 1]). */
   struct StackingGroups {

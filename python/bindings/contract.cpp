@@ -164,9 +164,7 @@ void bind_contract(nb::module_& m) {
             return std::vector<double>(c.begin(), c.end());
           },
           nb::arg("refine"))
-      .def(
-          "estimate", [](ContractionPlan& p, const CostModel& model) { p.estimate(model); },
-          nb::arg("model"))
+      .def("estimate", &ContractionPlan::estimate, nb::arg("model"))
       .def("model_error", &ContractionPlan::model_error)
       .def_prop_rw("policy", &ContractionPlan::policy_name, &ContractionPlan::set_policy_name)
       .def_prop_ro("expression", &ContractionPlan::expression)

@@ -1,10 +1,13 @@
 // Contractions through plan + executor against naive loops over the dense tensors (one generic
 // loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks
-// and the model's say over stacking, and slabs of single blocks on every output layout.
+// and the model's say over stacking, and slabs of single blocks on every output layout; and the
+// plan's task prices against the same pricing written out afresh.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 
 #include "tilecc/blas.hpp"
@@ -246,6 +249,106 @@ TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
     const auto got = dense(c);
     for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], 0.5 * expected[e], 1e-12);
   }
+}
+
+// The model's price of every task, written out from the plan's tasks, products and recipes with
+// each permutation priced afresh (the inspector prices each block once per layout): a stacked
+// task copies each member's A block, a task alone permutes A (or its slab) when its recipe says
+// so, B likewise, one GEMM per product, and R is filled and scattered into each member's block
+// when the result goes through scratch.
+std::vector<double> priced_afresh(const ContractionPlan& plan, const CostModel& model) {
+  using Side = ContractionPlan::Side;
+  const BlockShape &sa = *plan.a().shape, &sb = *plan.b().shape, &sc = *plan.c().shape;
+  std::vector<double> seconds;
+  for (const ContractionPlan::Task& task : plan.tasks()) {
+    const auto* members = &plan.members()[static_cast<std::size_t>(task.first_member)];
+    const std::int64_t count = task.last_member - task.first_member;
+    const bool through_r = count > 1 || plan.output() == ContractionPlan::Output::buffered;
+    const ContractionPlan::Window w = plan.window(task);
+    auto permuted = [&](const BlockShape& shape, slot_t slot, const Axes& axes, int cut) {
+      std::vector<extent_t> e(shape.block_extents(slot), shape.block_extents(slot) + shape.rank());
+      if (cut >= 0) e[static_cast<std::size_t>(cut)] = task.slab.last - task.slab.first;
+      return model.permute_seconds(shape.rank(), e.data(), axes);
+    };
+    double s = through_r ? model.permute_seconds({PermuteKind::copy, w.rows * w.cols, 1}) : 0.0;
+    for (std::int64_t p = 0; p < task.products; ++p) {
+      auto product = [&](std::int64_t g) -> const ContractionPlan::Product& {
+        return plan.products()[static_cast<std::size_t>(members[g].first + p)];
+      };
+      auto recipe = [&](std::int64_t g) -> const ContractionPlan::Recipe& {
+        return plan.recipes()[static_cast<std::size_t>(product(g).recipe)];
+      };
+      if (count > 1) {
+        for (std::int64_t g = 0; g < count; ++g)
+          s += permuted(sa, product(g).a_slot, recipe(g).a_rows, -1);
+      } else if (recipe(0).a.permute) {
+        s += permuted(sa, product(0).a_slot, recipe(0).a.axes,
+                      plan.permuted_slab_axis(recipe(0), Side::rows, task));
+      }
+      if (recipe(0).b.permute)
+        s += permuted(sb, product(0).b_slot, recipe(0).b.axes,
+                      plan.permuted_slab_axis(recipe(0), Side::columns, task));
+      s += model.gemm_seconds(w.rows, w.cols, product(0).k);
+    }
+    if (through_r) {
+      for (std::int64_t g = 0; g < count; ++g) {
+        extent_t e[max_rank];
+        plan.r_extents(members[g].c_slot, task, e);
+        s += model.permute_seconds(sc.rank(), e, plan.output_axes());
+      }
+    }
+    seconds.push_back(s);
+  }
+  return seconds;
+}
+
+TEST(Contract, TasksArePricedAsTheWorkTheyDo) {
+  // C[i,j,a,b] += A[i,c,j,d] B[c,d,a,b], A symmetric under the pair swap (i,c) <-> (j,d): A is
+  // permuted, in one layout for its canonical blocks and another for the swapped ones, and short
+  // occupied tiles stack. C[a,j,i,b] += A[a,k,i] B[j,k,b] with one block each: both operands are
+  // permuted and, with four workers, the output block is cut into slabs.
+  const CostModel model = measured_like_model();
+  auto o = space(12, 2, 1), v = space(8, 4, 1);
+  auto pair_swapped = std::make_shared<BlockShape>(std::vector<SpacePtr>{o, v, o, v},
+                                                   PermutationGroup(4, {{{2, 3, 0, 1}, 1}}),
+                                                   std::vector<int>{0, 0, 0, 0});
+  auto plain = [](std::vector<SpacePtr> spaces) {
+    const auto rank = static_cast<int>(spaces.size());
+    return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
+                                        std::vector<int>(static_cast<std::size_t>(rank), 0));
+  };
+  auto vv = plain({v, v, v, v}), ovov = plain({o, o, v, v});
+  auto x = space(8, 64, 1), y = space(10, 64, 1), k = space(64, 64, 1);
+  auto axi = plain({y, k, x}), xky = plain({x, k, y}), yxxy = plain({y, x, x, y});
+  bool stacked = false, slab = false, two_layouts = false;
+  for (int workers : {1, 4}) {
+    const ContractionPlan plans[] = {
+        ContractionPlan({ovov, {"i", "j", "a", "b"}, "C"},
+                        {pair_swapped, {"i", "c", "j", "d"}, "A"}, {vv, {"c", "d", "a", "b"}, "B"},
+                        PlanLayout::inspector, model, workers),
+        ContractionPlan({yxxy, {"a", "j", "i", "b"}, "C"}, {axi, {"a", "k", "i"}, "A"},
+                        {xky, {"j", "k", "b"}, "B"}, PlanLayout::inspector, model, workers)};
+    for (const ContractionPlan& plan : plans) {
+      SCOPED_TRACE(plan.expression() + ", " + std::to_string(workers) + " workers");
+      const std::vector<double> expected = priced_afresh(plan, model);
+      ASSERT_EQ(plan.modelled_seconds().size(), expected.size());
+      for (std::size_t t = 0; t < expected.size(); ++t)
+        EXPECT_NEAR(plan.modelled_seconds()[t], expected[t], 1e-12 * expected[t]) << "task " << t;
+      for (const ContractionPlan::Task& task : plan.tasks()) {
+        stacked = stacked || task.last_member - task.first_member > 1;
+        slab = slab || task.slab.side != ContractionPlan::Side::whole;
+      }
+      std::set<std::uint64_t> a_layouts;
+      for (const ContractionPlan::Product& p : plan.products())
+        a_layouts.insert(std::bit_cast<std::uint64_t>(
+            plan.recipes()[static_cast<std::size_t>(p.recipe)].a_rows));
+      two_layouts = two_layouts || a_layouts.size() > 1;
+    }
+  }
+  // The cases cover what the prices depend on.
+  EXPECT_TRUE(stacked);
+  EXPECT_TRUE(slab);
+  EXPECT_TRUE(two_layouts);
 }
 
 TEST(Contract, ReportsTheFirstTaskError) {
