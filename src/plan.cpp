@@ -142,6 +142,14 @@ class BlockPermutePrices {
     if (s < 0.0) s = model_.permute_seconds(shape_.rank(), shape_.block_extents(slot), axes);
     return s;
   }
+  /** A slab of the block, `width` indices of its axis `cut`: priced each time (slabs are few, and
+   *  each is a block's only reader). */
+  double slab(slot_t slot, const Axes& axes, int cut, extent_t width) const {
+    extent_t extents[max_rank];
+    std::copy_n(shape_.block_extents(slot), shape_.rank(), extents);
+    extents[cut] = width;
+    return model_.permute_seconds(shape_.rank(), extents, axes);
+  }
 
  private:
   const CostModel& model_;
@@ -707,31 +715,16 @@ void ContractionPlan::price_tasks(Prices& prices) {
   // The work of each task as contract() does it: operand permutations (or row stacking), one GEMM
   // per product, and the output's permutation when the result goes through scratch.
   const CostModel& model = prices.model;
-  const BlockShape& sa = *a_.shape;
-  const BlockShape& sb = *b_.shape;
   const BlockShape& sc = *c_.shape;
   extent_t extents[max_rank];
   modelled_.clear();
   modelled_.reserve(tasks_.size());
   // A permutation of a whole block, or of the slab that `cut` (a stored axis, -1 for none) and
   // the task's slab select.
-  auto permute = [&](BlockPermutePrices& whole, const BlockShape& shape, slot_t slot,
-                     const Axes& axes, const Task& task, int cut) {
-    if (cut < 0) return whole(slot, axes);
-    std::copy_n(shape.block_extents(slot), shape.rank(), extents);
-    extents[cut] = task.slab.last - task.slab.first;
-    return model.permute_seconds(shape.rank(), extents, axes);
-  };
-  // R[M, N] permuted into each output block, for whole blocks: priced once per block.
-  std::vector<double> output_seconds(static_cast<std::size_t>(sc.num_blocks()), -1.0);
-  auto output = [&](slot_t c_slot, const Task& task) {
-    double* whole =
-        task.slab.side == Side::whole ? &output_seconds[static_cast<std::size_t>(c_slot)] : nullptr;
-    if (whole && *whole >= 0.0) return *whole;
-    r_extents(c_slot, task, extents);
-    const double seconds = model.permute_seconds(sc.rank(), extents, output_axes_);
-    if (whole) *whole = seconds;
-    return seconds;
+  auto permute = [](BlockPermutePrices& operand, slot_t slot, const Axes& axes, const Task& task,
+                    int cut) {
+    return cut < 0 ? operand(slot, axes)
+                   : operand.slab(slot, axes, cut, task.slab.last - task.slab.first);
   };
   for (const Task& task : tasks_) {
     const Member* mem = &members_[static_cast<std::size_t>(task.first_member)];
@@ -750,16 +743,20 @@ void ContractionPlan::price_tasks(Prices& prices) {
           seconds += prices.a(pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
         }
       } else if (lr.a.permute) {
-        seconds += permute(prices.a, sa, lead.a_slot, lr.a.axes, task,
+        seconds += permute(prices.a, lead.a_slot, lr.a.axes, task,
                            permuted_slab_axis(lr, Side::rows, task));
       }
       if (lr.b.permute)
-        seconds += permute(prices.b, sb, lead.b_slot, lr.b.axes, task,
+        seconds += permute(prices.b, lead.b_slot, lr.b.axes, task,
                            permuted_slab_axis(lr, Side::columns, task));
       seconds += model.gemm_seconds(w.rows, w.cols, lead.k);
     }
-    if (through_r)
-      for (std::int64_t g = 0; g < count; ++g) seconds += output(mem[g].c_slot, task);
+    if (through_r) {
+      for (std::int64_t g = 0; g < count; ++g) {
+        r_extents(mem[g].c_slot, task, extents);
+        seconds += model.permute_seconds(sc.rank(), extents, output_axes_);
+      }
+    }
     modelled_.push_back(seconds);
   }
   correct(correction_);
