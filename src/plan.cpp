@@ -202,6 +202,8 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
       if (po >= 0 && op == &a_) detail::check_same_space(l, a_, static_cast<int>(p), b_, po);
     }
   }
+  a_.shape->prefetch_locator();
+  b_.shape->prefetch_locator();
   Prices prices(model, *a_.shape, *b_.shape);
   build(prices);
   price_tasks(prices);

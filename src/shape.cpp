@@ -192,4 +192,16 @@ std::string BlockShape::describe() const {
                         num_blocks(), " stored blocks");
 }
 
+void BlockShape::prefetch_locator() const {
+  // The walk looks entries up in a scattered order, and a plan is mostly built between
+  // contractions that have evicted the table: each lookup would then wait a full memory latency.
+  // Read in order, the lines arrive at memory bandwidth. A table larger than a core's L2 cache
+  // is left alone, since it would evict its own first lines before the walk reaches them.
+  constexpr std::size_t most_bytes = std::size_t{256} << 10;
+  const std::size_t bytes = locator_.size() * sizeof(std::int64_t);
+  if (bytes > most_bytes) return;
+  const auto* table = reinterpret_cast<const char*>(locator_.data());
+  for (std::size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(table + offset);
+}
+
 }  // namespace tilecc

@@ -86,6 +86,9 @@ class BlockShape {
     return id;
   }
   block_id_t grid_stride(int k) const { return strides_[static_cast<std::size_t>(k)]; }
+  /** Starts loading the block index (stored_at's table) into cache when it is small enough to
+   *  stay there: the inspector calls it before its walk. */
+  void prefetch_locator() const;
   /** True when `tiles` is the smallest tuple of its orbit. */
   bool is_canonical(const tile_t* tiles) const;
 
