@@ -195,13 +195,16 @@ std::string BlockShape::describe() const {
 void BlockShape::prefetch_locator() const {
   // The walk looks entries up in a scattered order, and a plan is mostly built between
   // contractions that have evicted the table: each lookup would then wait a full memory latency.
-  // Read in order, the lines arrive at memory bandwidth. A table larger than a core's L2 cache
-  // is left alone, since it would evict its own first lines before the walk reaches them.
+  // Read in order, the lines arrive at memory bandwidth. Only a table that fits the smallest
+  // per-core L2 cache of current x86 cores (256 KiB) is read ahead: a larger one would evict its
+  // own first lines, and the walk's other data, before the walk gets there.
   constexpr std::size_t most_bytes = std::size_t{256} << 10;
+  constexpr std::size_t line_bytes = 64;
   const std::size_t bytes = locator_.size() * sizeof(std::int64_t);
   if (bytes > most_bytes) return;
   const auto* table = reinterpret_cast<const char*>(locator_.data());
-  for (std::size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(table + offset);
+  for (std::size_t offset = 0; offset < bytes; offset += line_bytes)
+    __builtin_prefetch(table + offset);
 }
 
 }  // namespace tilecc
