@@ -432,6 +432,10 @@ void ContractionPlan::build(Prices& prices) {
     return;
   }
   const StackingGroups groups = group_by_b_reads(units);
+  // Each unit becomes one member, of one task at most (slabs add more): room for them up front,
+  // rather than vectors that reallocate and copy as they grow.
+  members_.reserve(units.size());
+  tasks_.reserve(units.size());
   for (std::size_t g = 0; g + 1 < groups.starts.size(); ++g)
     stack(
         units,
@@ -473,6 +477,8 @@ ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
   std::vector<std::int64_t> table(table_size, -1);
   std::vector<std::uint64_t> group_hash;
   std::vector<std::size_t> group_of(units.size()), leads;  // leads: first unit of each group
+  group_hash.reserve(units.size());
+  leads.reserve(units.size());
   for (std::size_t i = 0; i < units.size(); ++i) {
     const Unit& un = units[i];
     std::uint64_t h = static_cast<std::uint64_t>(un.n);

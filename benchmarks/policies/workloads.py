@@ -38,7 +38,9 @@ class CcsdIteration:
         return self._solver.context
 
     def iteration(self) -> None:
-        self._solver.update(self._amplitudes, self._problem)
+        # As the solver runs it: the update's operations queued, its plans built together.
+        with self._solver.context.deferred():
+            self._solver.update(self._amplitudes, self._problem)
 
 
 @dataclass

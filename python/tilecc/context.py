@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,10 +68,16 @@ class ContractionRecord:
     imbalance: list[float] = field(default_factory=list)
 
 
+#: What a plan is built from, per tensor: (shape id, core shape, labels, name).
+OperandSpec = tuple[int, Any, tuple[str, ...], str]
+
+
 @dataclass
 class _PlanEntry:
-    plan: Any
-    record: ContractionRecord
+    key: tuple[object, ...]
+    spec: tuple[OperandSpec, OperandSpec, OperandSpec]  # c, a, b
+    plan: Any = None  # None until built (a deferred block builds its plans when it ends)
+    record: ContractionRecord | None = None
     uses: int = 0
 
 
@@ -111,6 +119,13 @@ class Context:
         self._corrector = _core.ModelCorrector()
         # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)
         self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
+        # A deferred block's queue: its operations in order, the ids of the tensors they touch,
+        # and the plans they need that are not built yet. The closures keep those tensors alive,
+        # so that their ids stay unique.
+        self._deferring = 0
+        self._queue: list[Callable[[], None]] = []
+        self._queued_tensors: set[int] = set()
+        self._unbuilt: list[_PlanEntry] = []
 
     def reconfigure(self, **runtime: Any) -> None:
         """Change runtime options (``threads``, ``policy``, ``quantum``, ``group_size``,
@@ -121,6 +136,11 @@ class Context:
             "threads", "policy", "quantum", "group_size", "refine", "trace",
             "blas_parallel_task_flops",
         )  # fmt: skip
+        if self._deferring:
+            raise ValueError(
+                "reconfigure() was called inside a deferred block, whose queued operations "
+                "would run on the new runtime; call it after the block ends."
+            )
         unknown = set(runtime) - set(valid)
         if unknown:
             raise ValueError(
@@ -202,19 +222,32 @@ class Context:
             self._shapes[key] = found
         return found[0], found[1]
 
-    def plan(
-        self,
-        c: tuple[int, Any, tuple[str, ...], str],
-        a: tuple[int, Any, tuple[str, ...], str],
-        b: tuple[int, Any, tuple[str, ...], str],
-    ) -> Any:
-        """The cached plan for c += a * b; each argument is (shape id, shape, labels, name). The
-        ``tce`` policy gets NWChem TCE's task layout, every other policy the inspector's."""
+    def plan(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> Any:
+        """The cached plan for c += a * b, built now if it is not yet; each argument is (shape id,
+        shape, labels, name). The ``tce`` policy gets NWChem TCE's task layout, every other
+        policy the inspector's."""
+        entry = self._entry(c, a, b)
+        if entry.plan is None:
+            self._build(entry)
+        return entry.plan
+
+    def _entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
         key = (c[0], c[2], a[0], a[2], b[0], b[2])
         entry = self._plans.get(key)
         if entry is None:
-            model = self.cost_model
-            started = _core.clock_seconds()
+            entry = _PlanEntry(key, (c, a, b))
+            self._plans[key] = entry
+            self._unbuilt.append(entry)
+        else:
+            self.stats.plans_reused += 1
+        entry.uses += 1
+        return entry
+
+    def _build(self, entry: _PlanEntry) -> None:
+        c, a, b = entry.spec
+        model = self.cost_model
+        started = _core.clock_seconds()
+        try:
             plan = _core.ContractionPlan(
                 (c[1], list(c[2]), c[3]),
                 (a[1], list(a[2]), a[3]),
@@ -223,19 +256,111 @@ class Context:
                 model=model,
                 workers=self.threads,
             )
-            plan.policy = self.policy
-            entry = _PlanEntry(plan, ContractionRecord(plan.expression))
-            entry.record.time.inspector += plan.inspector_seconds
-            self._plans[key] = entry
-            self._records[id(plan)] = entry.record
-            self.stats.plans_built += 1
-            self.stats.inspector_seconds += plan.inspector_seconds
-            if self._recorder is not None:
-                self._recorder.add_inspection(plan.expression, started, plan.inspector_seconds)
-        else:
-            self.stats.plans_reused += 1
-        entry.uses += 1
-        return entry.plan
+        except BaseException:
+            self._forget(entry)
+            raise
+        plan.policy = self.policy
+        entry.plan = plan
+        entry.record = ContractionRecord(plan.expression)
+        entry.record.time.inspector += plan.inspector_seconds
+        self._unbuilt.remove(entry)
+        self._records[id(plan)] = entry.record
+        self.stats.plans_built += 1
+        self.stats.inspector_seconds += plan.inspector_seconds
+        if self._recorder is not None:
+            self._recorder.add_inspection(plan.expression, started, plan.inspector_seconds)
+
+    # -- deferred execution ----------------------------------------------------------------
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Queue the tensor operations written inside the block and run them when it ends, after
+        building every contraction plan they need, back to back: the inspector sees a whole CC
+        update at once (the sealed task pool of paper 004) instead of one contraction between
+        the Python of the next, which runs it on warm caches. The amplitude solvers run each
+        iteration's update this way.
+
+        Expressions are checked where they are written. Reading a tensor that a queued
+        operation writes, or changing one that it reads, first runs the queue (plans included).
+        Intermediates live until the block ends. If the block raises, its queued operations are
+        dropped, not run. Blocks nest; the outermost one runs the queue.
+
+        >>> import tilecc
+        >>> ctx = tilecc.Context(threads=1)
+        >>> p = tilecc.Space.spatial(4, tile=2)
+        >>> a = tilecc.Tensor([p, p], context=ctx); a.fill_(1.0)
+        >>> c = tilecc.Tensor([p, p], context=ctx)
+        >>> with ctx.deferred():
+        ...     c["ij"] = a["ik"] * a["kj"]
+        ...     ctx.stats.contractions  # queued, not run
+        0
+        >>> float(c.to_dense()[0, 0])
+        4.0
+        """
+        self._deferring += 1
+        try:
+            yield
+        except BaseException:
+            self._deferring -= 1
+            if not self._deferring:
+                self._drop_queue()
+            raise
+        self._deferring -= 1
+        if not self._deferring:
+            self.run_queue()
+
+    def submit(self, operation: Callable[[], None], tensors: Iterable[Any]) -> None:
+        """Run ``operation`` (which touches ``tensors``) now, or queue it in a deferred block."""
+        if not self._deferring:
+            operation()
+            return
+        self._queue.append(operation)
+        self._queued_tensors.update(id(t) for t in tensors)
+
+    def submit_contraction(
+        self,
+        specs: tuple[OperandSpec, OperandSpec, OperandSpec],
+        alpha: float,
+        cores: tuple[Any, Any, Any],
+        tensors: Iterable[Any],
+    ) -> None:
+        """c += alpha * a * b (specs and core tensors in the order c, a, b), now, or queued in a
+        deferred block with its plan built when the block ends."""
+        c, a, b = cores
+        if not self._deferring:
+            self.contract(self.plan(*specs), alpha, a, b, c)
+            return
+        entry = self._entry(*specs)
+        self.submit(lambda: self.contract(entry.plan, alpha, a, b, c), tensors)
+
+    def settle(self, tensor: Any) -> None:
+        """Before ``tensor`` is read or changed outside the queue: run the queue if it holds it."""
+        if id(tensor) in self._queued_tensors:
+            self.run_queue()
+
+    def run_queue(self) -> None:
+        """Build the plans queued operations need, back to back, then run the operations in
+        order. The queue is empty afterwards, also when an operation raises."""
+        queue = self._queue
+        self._queue, self._queued_tensors = [], set()
+        try:
+            for entry in list(self._unbuilt):
+                self._build(entry)
+            for operation in queue:
+                operation()
+        except BaseException:
+            self._drop_queue()
+            raise
+
+    def _drop_queue(self) -> None:
+        self._queue.clear()
+        self._queued_tensors.clear()
+        for entry in list(self._unbuilt):
+            self._forget(entry)
+
+    def _forget(self, entry: _PlanEntry) -> None:
+        """Drop a plan that was never built (its build failed, or its block raised)."""
+        del self._plans[entry.key]
+        self._unbuilt.remove(entry)
 
     def contract(self, plan: Any, alpha: float, a: Any, b: Any, c: Any) -> dict[str, Any]:
         """Run c += alpha * a * b as planned (core tensors) and record what it cost. The plan's
@@ -276,7 +401,7 @@ class Context:
     @property
     def contractions(self) -> list[ContractionRecord]:
         """Every contraction this context has planned, most time-consuming first."""
-        records = [e.record for e in self._plans.values()]
+        records = [e.record for e in self._plans.values() if e.record is not None]
         return sorted(records, key=lambda r: r.time.total, reverse=True)
 
     def decomposition(self) -> Decomposition:
@@ -292,6 +417,8 @@ class Context:
         scheduled with (the model corrected by the runs before it), else the model's own."""
         errors = []
         for entry in self._plans.values():
+            if entry.plan is None:
+                continue
             measured = np.asarray(entry.plan.measured_seconds)
             if measured.size:
                 plan = entry.plan

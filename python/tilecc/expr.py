@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilecc import _core
+from tilecc.context import OperandSpec
 from tilecc.typing import LabelKey, Labels
 
 if TYPE_CHECKING:
@@ -357,23 +358,29 @@ def assign(target: Tensor, labels: Labels, value: object, *, accumulate: bool) -
         add_permuted(target, labels, scratch, labels, 1.0, 1.0 if accumulate else 0.0)
         return
     if not accumulate:
-        target.zero_()
+        target.context.submit(target._core.zero, (target,))
     _accumulate(target, labels, expr)
 
 
 def add_permuted(
     target: Tensor, labels: Labels, source: Tensor, source_labels: Labels, alpha: float, beta: float
 ) -> None:
-    """target[labels] = beta * target[labels] + alpha * source[source_labels] (one core call)."""
-    _core.add(
-        (target._shape, list(labels), target.name),
-        target._core,
-        (source._shape, list(source_labels), source.name),
-        source._core,
-        alpha,
-        beta,
-        target.context.executor,
-    )
+    """target[labels] = beta * target[labels] + alpha * source[source_labels] (one core call, now
+    or at the end of a deferred block)."""
+    ctx = target.context
+
+    def run() -> None:
+        _core.add(
+            (target._shape, list(labels), target.name),
+            target._core,
+            (source._shape, list(source_labels), source.name),
+            source._core,
+            alpha,
+            beta,
+            ctx.executor,
+        )
+
+    ctx.submit(run, (target, source))
 
 
 def _accumulate(target: Tensor, labels: Labels, expr: Sum) -> None:
@@ -390,8 +397,12 @@ def _accumulate(target: Tensor, labels: Labels, expr: Sum) -> None:
             add_permuted(target, labels, a.tensor, a.labels, term.coef, 1.0)
         else:
             a, b = term.factors
-            plan = plan_for(Labelled(target, labels), term)
-            ctx.contract(plan, term.coef, a.tensor._core, b.tensor._core, target._core)
+            ctx.submit_contraction(
+                _plan_specs(Labelled(target, labels), term),
+                term.coef,
+                (target._core, a.tensor._core, b.tensor._core),
+                (target, a.tensor, b.tensor),
+            )
 
 
 def plan_for(target: Labelled, term: Term) -> Any:
@@ -402,9 +413,14 @@ def plan_for(target: Labelled, term: Term) -> Any:
             f"{term.show()} is not a contraction of two tensors; only those have plans."
         )
     _check_term(term, target)
+    return target.tensor.context.plan(*_plan_specs(target, term))
+
+
+def _plan_specs(target: Labelled, term: Term) -> tuple[OperandSpec, OperandSpec, OperandSpec]:
+    """What the plan of ``target += term`` is built from: c's, a's and b's shape and labels."""
     a, b = term.factors
     t = target.tensor
-    return t.context.plan(
+    return (
         (t._shape_id, t._shape, target.labels, t.name),
         (a.tensor._shape_id, a.tensor._shape, a.labels, a.tensor.name),
         (b.tensor._shape_id, b.tensor._shape, b.labels, b.tensor.name),

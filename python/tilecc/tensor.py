@@ -139,23 +139,28 @@ class Tensor:
 
     # -- data --------------------------------------------------------------------------------
     def zero_(self) -> None:
+        self.context.settle(self)
         self._core.zero()
 
     def fill_(self, value: float) -> None:
         """The canonical element of each symmetry orbit set to ``value``, the others to
         ``sign * value``; elements the symmetry forces to zero (t_iiab) stay zero."""
+        self.context.settle(self)
         self._core.fill(float(value))
 
     def fill_random_(self, seed: int) -> None:
         """Uniform random elements in [-1, 1), reproducible from ``seed``, with exact symmetry."""
+        self.context.settle(self)
         self._core.fill_random(int(seed) & (2**64 - 1))
 
     def scale_(self, alpha: float) -> None:
+        self.context.settle(self)
         self._core.scale(float(alpha))
 
     def divide_by_denominators_(self, signs: Sequence[int], shift: float = 0.0) -> None:
         """T[x] /= shift + sum_k signs[k] * e_k[x_k] (orbital energies of the spaces):
         ``t2.divide_by_denominators_((1, 1, -1, -1))`` divides by e_i + e_j - e_a - e_b."""
+        self.context.settle(self)
         self._core.divide_by_denominators([int(s) for s in signs], float(shift))
 
     def copy(self, name: str = "") -> Tensor:
@@ -168,16 +173,19 @@ class Tensor:
 
     def to_vector(self) -> np.ndarray:
         """The stored (canonical) elements as one vector: the tensor's independent parameters."""
+        self.context.settle(self)
         out = np.empty(self.stored_elements)
         self._core.pack(out)
         return out
 
     def from_vector_(self, values: np.ndarray) -> None:
         """The inverse of :meth:`to_vector`."""
+        self.context.settle(self)
         self._core.unpack(np.ascontiguousarray(values, dtype=np.float64))
 
     def to_dense(self) -> np.ndarray:
         """The dense array, indexed in each space's sorted orbital order."""
+        self.context.settle(self)
         out = np.zeros(self.shape)
         self._core.to_dense(out)
         return out
@@ -188,6 +196,7 @@ class Tensor:
         With ``check`` (the default) the array must have the tensor's symmetry and sparsity to
         ``atol``; otherwise what does not fit is silently dropped.
         """
+        self.context.settle(self)
         a = np.ascontiguousarray(array, dtype=np.float64)
         if a.shape != self.shape:
             raise ValueError(
@@ -210,6 +219,7 @@ class Tensor:
         """Fill every stored (canonical) block with ``block(ranges)``, where ``ranges`` holds
         each index's slice of sorted orbitals: a way to load a tensor too large to exist as one
         dense array. Symmetric images are implied, as with :meth:`from_dense_`."""
+        self.context.settle(self)
         tiles = [space.tiles for space in self.spaces]
         shape = self._core.shape
         for slot in range(shape.num_blocks):

@@ -175,7 +175,10 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
     cc.converged = False
     for cycle in range(first, first + cc.max_cycle):
         start = time.perf_counter()
-        new = cc.update(amps, p)
+        # One task pool per iteration: the update's plans are built together, then its
+        # operations run (in the first iteration; later ones reuse the plans).
+        with cc.context.deferred():
+            new = cc.update(amps, p)
         old, vec = _vector(amps), _vector(new)
         residual = float(np.linalg.norm(vec - old))
         if diis is not None and cycle > 1:

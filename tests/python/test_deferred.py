@@ -1,0 +1,142 @@
+"""Deferred blocks: the queued operations give what running them at once gives, every plan is
+built before any operation runs, reads inside the block see the queued writes, and a block that
+raises runs nothing."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import tilecc
+from tilecc import antisymmetric_pairs
+
+
+def tensors(ctx: tilecc.Context) -> dict[str, tilecc.Tensor]:
+    o = tilecc.Space.spatial(4, tile=2, kind="occupied", name="o")
+    v = tilecc.Space.spatial(5, tile=2, kind="virtual", name="v")
+    t = {
+        "t2": tilecc.Tensor([o, o, v, v], antisymmetric_pairs(4), name="t2", context=ctx),
+        "w": tilecc.Tensor([o, v, o, v], name="w", context=ctx),
+        "f": tilecc.Tensor([v, v], name="f", context=ctx),
+    }
+    for seed, x in enumerate(t.values()):
+        x.fill_random_(seed=seed)
+    return t
+
+
+def update(t: dict[str, tilecc.Tensor]) -> tuple[tilecc.Tensor, tilecc.Tensor, float]:
+    """A few dependent steps: an intermediate read as an operand, accumulation, an output that
+    is also an operand, a permuted addition, a scalar and an in-place division."""
+    t2, w, f = t["t2"], t["w"], t["f"]
+    x = tilecc.Tensor.like(w, name="x")
+    x["kaic"] = w["kaic"] + f["ad"] * w["kdic"]
+    ring = tilecc.Tensor(t2.spaces, name="ring", context=t2.context)  # no symmetry
+    ring["ijab"] = x["kaic"] * t2["kjcb"]
+    r = tilecc.Tensor.like(t2, name="r")
+    r["ijab"] = ring["ijab"] - ring["ijba"] - ring["jiab"] + ring["jiba"]
+    r["ijab"] += r["ijcb"] * f["ac"] - r["ijca"] * f["bc"]  # reads its own output
+    energy = float(r["ijab"] * t2["ijab"])
+    x.scale_(0.5)
+    return x, r, energy
+
+
+def reference(t: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, float]:
+    t2, w, f = t["t2"], t["w"], t["f"]
+    x = w + np.einsum("ad,kdic->kaic", f, w)
+    ring = np.einsum("kaic,kjcb->ijab", x, t2)
+    r = ring - ring.transpose(0, 1, 3, 2) - ring.transpose(1, 0, 2, 3) + ring.transpose(1, 0, 3, 2)
+    r = r + np.einsum("ijcb,ac->ijab", r, f) - np.einsum("ijca,bc->ijab", r, f)
+    return 0.5 * x, r, float(np.sum(r * t2))
+
+
+def test_a_deferred_block_gives_what_running_each_operation_at_once_gives():
+    ctx = tilecc.Context(threads=2)
+    t = tensors(ctx)
+    dense = {k: x.to_dense() for k, x in t.items()}
+    x_ref, r_ref, e_ref = reference(dense)
+    with ctx.deferred():
+        x, r, energy = update(t)
+    np.testing.assert_allclose(x.to_dense(), x_ref, atol=1e-12)
+    np.testing.assert_allclose(r.to_dense(), r_ref, atol=1e-11)
+    assert energy == pytest.approx(e_ref, abs=1e-10)
+    eager = update(tensors(tilecc.Context(threads=2)))
+    np.testing.assert_array_equal(r.to_dense(), eager[1].to_dense())
+
+
+def test_every_plan_is_built_before_any_operation_runs(tmp_path):
+    ctx = tilecc.Context(threads=1, trace=True)
+    t = tensors(ctx)
+    t2, w = t["t2"], t["w"]
+    ring = tilecc.Tensor(t2.spaces, name="ring", context=ctx)
+    with ctx.deferred():
+        ring["ijab"] = w["kaic"] * t2["kjcb"]
+        ring["ijab"] -= w["kbic"] * t2["kjca"]
+        ring["ijab"] += ring["ijcb"] * t["f"]["ac"]
+        assert (ctx.stats.plans_built, ctx.stats.contractions) == (0, 0)
+    assert (ctx.stats.plans_built, ctx.stats.contractions) == (3, 3)
+    ctx.write_trace(tmp_path / "trace.json")
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    inspections = [e for e in events if e.get("cat") == "inspector"]
+    runs = [e for e in events if e.get("cat") == "run"]
+    assert len(inspections) == 3 and len(runs) == 3
+    assert max(e["ts"] + e["dur"] for e in inspections) <= min(e["ts"] for e in runs)
+
+
+def test_reading_a_queued_tensor_inside_the_block_runs_the_queue_first():
+    ctx = tilecc.Context(threads=1)
+    t = tensors(ctx)
+    w, f = t["w"], t["f"]
+    x = tilecc.Tensor.like(w, name="x")
+    untouched = tilecc.Tensor.like(f, name="untouched")
+    with ctx.deferred():
+        x["kaic"] = f["ad"] * w["kdic"]
+        untouched.fill_(2.0)  # not in the queue: runs at once, and the queue waits
+        assert ctx.stats.contractions == 0
+        expected = np.einsum("ad,kdic->kaic", f.to_dense(), w.to_dense())
+        np.testing.assert_allclose(x.to_dense(), expected, atol=1e-12)
+        assert ctx.stats.contractions == 1
+        w.scale_(2.0)  # changes an operand of the next queued contraction, after it is queued
+        x["kaic"] += f["ad"] * w["kdic"]
+        f.scale_(0.0)  # must not reach the contraction queued before it
+    np.testing.assert_allclose(x.to_dense(), 3.0 * expected, atol=1e-12)
+
+
+def test_nested_blocks_run_the_queue_when_the_outermost_ends():
+    ctx = tilecc.Context(threads=1)
+    t = tensors(ctx)
+    x = tilecc.Tensor.like(t["w"], name="x")
+    with ctx.deferred():
+        with ctx.deferred():
+            x["kaic"] = t["f"]["ad"] * t["w"]["kdic"]
+        assert ctx.stats.contractions == 0
+    assert ctx.stats.contractions == 1
+
+
+def test_a_block_that_raises_runs_nothing_and_keeps_no_plan():
+    ctx = tilecc.Context(threads=1)
+    t = tensors(ctx)
+    x = tilecc.Tensor.like(t["w"], name="x")
+    with pytest.raises(RuntimeError, match="stop"), ctx.deferred():
+        x["kaic"] = t["f"]["ad"] * t["w"]["kdic"]
+        raise RuntimeError("stop")
+    assert not x.to_dense().any()
+    assert (ctx.stats.plans_built, ctx.stats.contractions, ctx.contractions) == (0, 0, [])
+    x["kaic"] = t["f"]["ad"] * t["w"]["kdic"]  # the context still works
+    assert ctx.stats.contractions == 1
+
+
+def test_a_bad_expression_is_refused_where_it_is_written():
+    ctx = tilecc.Context(threads=1)
+    t = tensors(ctx)
+    x = tilecc.Tensor.like(t["w"], name="x")
+    with pytest.raises(ValueError, match="free labels"), ctx.deferred():
+        x["kaic"] = t["f"]["ad"] * t["w"]["kdja"]
+
+
+def test_reconfiguring_inside_a_block_is_refused():
+    ctx = tilecc.Context(threads=1)
+    with pytest.raises(ValueError, match="after the block ends"), ctx.deferred():
+        ctx.reconfigure(policy="steal")
+    assert ctx.policy == "counter"
