@@ -171,8 +171,9 @@ PermuteLoops dense_loops(const extent_t* src_extents, const Axes& axes) {
   for (int j = 0; j < rank; ++j) {
     const int a = axes[static_cast<std::size_t>(j)];
     if (src_extents[a] == 1) continue;
-    const unsigned between = ((1u << a) - 1) & ~((2u << last) - 1);  // source axes last+1..a-1
-    if (p.fused_rank > 0 && a > last && (long_axes & between) == 0) {
+    // Source axes last+1..a-1, worked out only once an axis is kept (last >= 0): shifting by
+    // a negative count would be undefined.
+    if (p.fused_rank > 0 && a > last && (long_axes & ((1u << a) - 1) & ~((2u << last) - 1)) == 0) {
       inner *= src_extents[a];
     } else {
       outer *= inner;
