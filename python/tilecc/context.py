@@ -275,8 +275,8 @@ class Context:
     def deferred(self) -> Iterator[None]:
         """Queue the tensor operations written inside the block and run them when it ends, after
         building every contraction plan they need, back to back: the inspector sees a whole CC
-        update at once (the sealed task pool of paper 004) instead of one contraction between
-        the Python of the next, which runs it on warm caches. The amplitude solvers run each
+        update at once (the sealed task pool of paper 004) rather than one contraction at a time
+        between stretches of Python that leave its caches cold. The amplitude solvers run each
         iteration's update this way.
 
         Expressions are checked where they are written. Reading a tensor that a queued
