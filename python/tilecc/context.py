@@ -123,7 +123,7 @@ class Context:
         # and the plans they need that are not built yet. The closures keep those tensors alive,
         # so that their ids stay unique.
         self._deferring = 0
-        self._queue: list[Callable[[], None]] = []
+        self._queue: list[Callable[[], object]] = []
         self._queued_tensors: set[int] = set()
         self._unbuilt: list[_PlanEntry] = []
 
@@ -308,7 +308,7 @@ class Context:
         if not self._deferring:
             self.run_queue()
 
-    def submit(self, operation: Callable[[], None], tensors: Iterable[Any]) -> None:
+    def submit(self, operation: Callable[[], object], tensors: Iterable[Any]) -> None:
         """Run ``operation`` (which touches ``tensors``) now, or queue it in a deferred block."""
         if not self._deferring:
             operation()
