@@ -320,17 +320,17 @@ class Context:
         self,
         specs: tuple[OperandSpec, OperandSpec, OperandSpec],
         alpha: float,
-        cores: tuple[Any, Any, Any],
-        tensors: Iterable[Any],
+        c: Any,
+        a: Any,
+        b: Any,
     ) -> None:
-        """c += alpha * a * b (specs and core tensors in the order c, a, b), now, or queued in a
+        """Tensors c += alpha * a * b (``specs`` in the order c, a, b), now, or queued in a
         deferred block with its plan built when the block ends."""
-        c, a, b = cores
         if not self._deferring:
-            self.contract(self.plan(*specs), alpha, a, b, c)
+            self.contract(self.plan(*specs), alpha, a._core, b._core, c._core)
             return
         entry = self._entry(*specs)
-        self.submit(lambda: self.contract(entry.plan, alpha, a, b, c), tensors)
+        self.submit(lambda: self.contract(entry.plan, alpha, a._core, b._core, c._core), (c, a, b))
 
     def settle(self, tensor: Any) -> None:
         """Before ``tensor`` is read or changed outside the queue: run the queue if it holds it."""

@@ -398,10 +398,7 @@ def _accumulate(target: Tensor, labels: Labels, expr: Sum) -> None:
         else:
             a, b = term.factors
             ctx.submit_contraction(
-                _plan_specs(Labelled(target, labels), term),
-                term.coef,
-                (target._core, a.tensor._core, b.tensor._core),
-                (target, a.tensor, b.tensor),
+                _plan_specs(Labelled(target, labels), term), term.coef, target, a.tensor, b.tensor
             )
 
 
