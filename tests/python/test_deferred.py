@@ -26,6 +26,13 @@ def tensors(ctx: tilecc.Context) -> dict[str, tilecc.Tensor]:
     return t
 
 
+def one_thread_with_output() -> tuple[tilecc.Context, dict[str, tilecc.Tensor], tilecc.Tensor]:
+    """A 1-thread context, its operands, and an output x[kaic] for f[ad] * w[kdic]."""
+    ctx = tilecc.Context(threads=1)
+    t = tensors(ctx)
+    return ctx, t, tilecc.Tensor.like(t["w"], name="x")
+
+
 def update(t: dict[str, tilecc.Tensor]) -> tuple[tilecc.Tensor, tilecc.Tensor, float]:
     """A few dependent steps: an intermediate read as an operand, accumulation, an output that
     is also an operand, a permuted addition, a scalar and an in-place division."""
@@ -85,10 +92,8 @@ def test_every_plan_is_built_before_any_operation_runs(tmp_path):
 
 
 def test_reading_a_queued_tensor_inside_the_block_runs_the_queue_first():
-    ctx = tilecc.Context(threads=1)
-    t = tensors(ctx)
+    ctx, t, x = one_thread_with_output()
     w, f = t["w"], t["f"]
-    x = tilecc.Tensor.like(w, name="x")
     untouched = tilecc.Tensor.like(f, name="untouched")
     with ctx.deferred():
         x["kaic"] = f["ad"] * w["kdic"]
@@ -104,9 +109,7 @@ def test_reading_a_queued_tensor_inside_the_block_runs_the_queue_first():
 
 
 def test_nested_blocks_run_the_queue_when_the_outermost_ends():
-    ctx = tilecc.Context(threads=1)
-    t = tensors(ctx)
-    x = tilecc.Tensor.like(t["w"], name="x")
+    ctx, t, x = one_thread_with_output()
     with ctx.deferred():
         with ctx.deferred():
             x["kaic"] = t["f"]["ad"] * t["w"]["kdic"]
@@ -115,9 +118,7 @@ def test_nested_blocks_run_the_queue_when_the_outermost_ends():
 
 
 def test_a_block_that_raises_runs_nothing_and_keeps_no_plan():
-    ctx = tilecc.Context(threads=1)
-    t = tensors(ctx)
-    x = tilecc.Tensor.like(t["w"], name="x")
+    ctx, t, x = one_thread_with_output()
     with pytest.raises(RuntimeError, match="stop"), ctx.deferred():
         x["kaic"] = t["f"]["ad"] * t["w"]["kdic"]
         raise RuntimeError("stop")
@@ -128,9 +129,7 @@ def test_a_block_that_raises_runs_nothing_and_keeps_no_plan():
 
 
 def test_a_bad_expression_is_refused_where_it_is_written():
-    ctx = tilecc.Context(threads=1)
-    t = tensors(ctx)
-    x = tilecc.Tensor.like(t["w"], name="x")
+    ctx, t, x = one_thread_with_output()
     with pytest.raises(ValueError, match="free labels"), ctx.deferred():
         x["kaic"] = t["f"]["ad"] * t["w"]["kdja"]
 
