@@ -1,6 +1,8 @@
 #include "tilecc/contract.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <map>
 
 #include "detail/labels.hpp"
 #include "tilecc/blas.hpp"
@@ -43,33 +45,30 @@ const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTe
   return buf;
 }
 
-}  // namespace
+// The tasks of one planned contraction, c += alpha * a * b; any worker runs any of them.
+class PlanTasks {
+ public:
+  explicit PlanTasks(const BatchItem& item)
+      : plan_(*item.plan), alpha_(item.alpha), a_(*item.a), b_(*item.b), c_(*item.c) {}
 
-ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a,
-                       const BlockTensor& b, BlockTensor& c, Executor& executor, bool refine) {
-  check_operand(plan.a(), a);
-  check_operand(plan.b(), b);
-  check_operand(plan.c(), c);
-  TILECC_CHECK(&c != &a && &c != &b, "the output ", detail::show(plan.c()),
-               " is also an operand; write into a new tensor and copy it back.");
-  blas::ensure_loaded();
-  ContractStats stats;
-  const auto& tasks = plan.tasks();
-  const auto& products = plan.products();
-  const auto& recipes = plan.recipes();
-  const BlockShape& cs = c.shape();
-  const auto output = plan.output();
+  void run(task_id_t t, Workspace& ws, WorkerTimeline& clock) const {
+    const ContractionPlan::Task& task = plan_.tasks()[static_cast<std::size_t>(t)];
+    if (task.last_member - task.first_member == 1)
+      single(task, ws, clock);
+    else
+      stacked(task, ws, clock);
+  }
 
-  const auto& members = plan.members();
-  const int a_rank = a.shape().rank();
-
+ private:
   // One output block, or a slab of it: GEMMs straight into C when its layout allows, else
   // through R. A slab of rows reads rows [row0, row0 + rows) of A (a view of the block in place,
   // or the permuted slab) and writes those rows of R; a slab of columns likewise with B.
-  auto single = [&](const ContractionPlan::Task& task, Workspace& ws, WorkerTimeline& clock) {
-    const ContractionPlan::Member& mem = members[static_cast<std::size_t>(task.first_member)];
-    const ContractionPlan::Window w = plan.window(task);
-    double* cblock = c.block(mem.c_slot);
+  void single(const ContractionPlan::Task& task, Workspace& ws, WorkerTimeline& clock) const {
+    const ContractionPlan::Member& mem =
+        plan_.members()[static_cast<std::size_t>(task.first_member)];
+    const ContractionPlan::Window w = plan_.window(task);
+    const auto output = plan_.output();
+    double* cblock = c_.block(mem.c_slot);
     const extent_t m = mem.m, n = task.n;
     const task_id_t id = clock.task();
     double* target = nullptr;
@@ -87,13 +86,13 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
       ldc = n;
     }
     for (std::int64_t p = mem.first; p < mem.first + task.products; ++p) {
-      const ContractionPlan::Product& pr = products[static_cast<std::size_t>(p)];
-      const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
+      const ContractionPlan::Product& pr = plan_.products()[static_cast<std::size_t>(p)];
+      const ContractionPlan::Recipe& r = plan_.recipes()[static_cast<std::size_t>(pr.recipe)];
       const extent_t k = pr.k;
-      const int a_cut = plan.permuted_slab_axis(r, ContractionPlan::Side::rows, task);
-      const int b_cut = plan.permuted_slab_axis(r, ContractionPlan::Side::columns, task);
-      const double* ma = matrix(r.a, a, pr.a_slot, a_cut, task.slab, ws.a, clock);
-      const double* mb = matrix(r.b, b, pr.b_slot, b_cut, task.slab, ws.b, clock);
+      const int a_cut = plan_.permuted_slab_axis(r, ContractionPlan::Side::rows, task);
+      const int b_cut = plan_.permuted_slab_axis(r, ContractionPlan::Side::columns, task);
+      const double* ma = matrix(r.a, a_, pr.a_slot, a_cut, task.slab, ws.a, clock);
+      const double* mb = matrix(r.b, b_, pr.b_slot, b_cut, task.slab, ws.b, clock);
       // In place, a slab is a view of the whole matrix; permuted, it is compact.
       extent_t lda = r.a.trans ? m : k, ldb = r.b.trans ? k : n;
       if (a_cut >= 0)
@@ -105,7 +104,7 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
       else
         mb += r.b.trans ? w.col0 * k : w.col0;
       clock.enter(Phase::gemm, id);
-      const double scale = alpha * pr.scale;
+      const double scale = alpha_ * pr.scale;
       if (output == ContractionPlan::Output::transposed)
         blas::gemm(!r.b.trans, !r.a.trans, w.cols, w.rows, k, scale, mb, ldb, ma, lda, 1.0, target,
                    ldc);
@@ -113,38 +112,41 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
         blas::gemm(r.a.trans, r.b.trans, w.rows, w.cols, k, scale, ma, lda, mb, ldb, 1.0, target,
                    ldc);
     }
-    if (output == ContractionPlan::Output::buffered) {
-      clock.enter(Phase::accumulate, id);
-      extent_t extents[max_rank];
-      plan.r_extents(mem.c_slot, task, extents);
-      if (task.slab.side == ContractionPlan::Side::whole) {
-        kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, target, 1.0, cblock);
-      } else {
-        // The slab goes into its part of the block: a view with the block's strides.
-        const int rank = cs.rank();
-        extent_t c_strides[max_rank], r_strides[max_rank];
-        kernels::dense_strides(rank, cs.block_extents(mem.c_slot), c_strides);
-        kernels::dense_strides(rank, extents, r_strides);
-        const int cut = plan.output_positions()[static_cast<std::size_t>(
-            task.slab.side == ContractionPlan::Side::rows ? 0 : plan.row_labels())];
-        kernels::permute_strided(rank, extents, r_strides, plan.output_axes(), 1.0, target, 1.0,
-                                 cblock + task.slab.first * c_strides[cut], c_strides);
-      }
+    if (output != ContractionPlan::Output::buffered) return;
+    clock.enter(Phase::accumulate, id);
+    const BlockShape& cs = c_.shape();
+    extent_t extents[max_rank];
+    plan_.r_extents(mem.c_slot, task, extents);
+    if (task.slab.side == ContractionPlan::Side::whole) {
+      kernels::permute(cs.rank(), extents, plan_.output_axes(), 1.0, target, 1.0, cblock);
+      return;
     }
-  };
+    // The slab goes into its part of the block: a view with the block's strides.
+    const int rank = cs.rank();
+    extent_t c_strides[max_rank], r_strides[max_rank];
+    kernels::dense_strides(rank, cs.block_extents(mem.c_slot), c_strides);
+    kernels::dense_strides(rank, extents, r_strides);
+    const int cut = plan_.output_positions()[static_cast<std::size_t>(
+        task.slab.side == ContractionPlan::Side::rows ? 0 : plan_.row_labels())];
+    kernels::permute_strided(rank, extents, r_strides, plan_.output_axes(), 1.0, target, 1.0,
+                             cblock + task.slab.first * c_strides[cut], c_strides);
+  }
 
   // Several output blocks sharing their B blocks: per product, their A blocks (sign and weight
   // folded in) are stacked into one tall matrix and multiplied in one GEMM; the stacked result
   // is scattered into the output blocks at the end.
-  auto stacked = [&](const ContractionPlan::Task& task, Workspace& ws, WorkerTimeline& clock) {
-    const ContractionPlan::Member* mem = &members[static_cast<std::size_t>(task.first_member)];
+  void stacked(const ContractionPlan::Task& task, Workspace& ws, WorkerTimeline& clock) const {
+    const ContractionPlan::Member* mem =
+        &plan_.members()[static_cast<std::size_t>(task.first_member)];
+    const auto& products = plan_.products();
+    const auto& recipes = plan_.recipes();
     const std::int64_t count = task.last_member - task.first_member;
     const extent_t rows = task.rows, n = task.n;
+    const int a_rank = a_.shape().rank();
     const task_id_t id = clock.task();
     clock.enter(Phase::accumulate, id);
     double* result = ws.r.get(rows * n);
     std::fill_n(result, rows * n, 0.0);
-    extent_t extents[max_rank];
     for (std::int64_t p = 0; p < task.products; ++p) {
       const ContractionPlan::Product& lead = products[static_cast<std::size_t>(mem[0].first + p)];
       const ContractionPlan::Recipe& lr = recipes[static_cast<std::size_t>(lead.recipe)];
@@ -154,41 +156,217 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
       for (std::int64_t g = 0; g < count; ++g) {
         const ContractionPlan::Product& pr = products[static_cast<std::size_t>(mem[g].first + p)];
         const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
-        kernels::permute(a_rank, a.shape().block_extents(pr.a_slot), r.a_rows, pr.scale,
-                         a.block(pr.a_slot), 0.0, stack + mem[g].row_offset * k);
+        kernels::permute(a_rank, a_.shape().block_extents(pr.a_slot), r.a_rows, pr.scale,
+                         a_.block(pr.a_slot), 0.0, stack + mem[g].row_offset * k);
       }
-      const double* mb = matrix(lr.b, b, lead.b_slot, -1, task.slab, ws.b, clock);
+      const double* mb = matrix(lr.b, b_, lead.b_slot, -1, task.slab, ws.b, clock);
       clock.enter(Phase::gemm, id);
-      blas::gemm(false, lr.b.trans, rows, n, k, alpha, stack, k, mb, lr.b.trans ? k : n, 1.0,
+      blas::gemm(false, lr.b.trans, rows, n, k, alpha_, stack, k, mb, lr.b.trans ? k : n, 1.0,
                  result, n);
     }
     clock.enter(Phase::accumulate, id);
+    extent_t extents[max_rank];
     for (std::int64_t g = 0; g < count; ++g) {
-      plan.r_extents(mem[g].c_slot, task, extents);
-      kernels::permute(cs.rank(), extents, plan.output_axes(), 1.0, result + mem[g].row_offset * n,
-                       1.0, c.block(mem[g].c_slot));
+      plan_.r_extents(mem[g].c_slot, task, extents);
+      kernels::permute(c_.shape().rank(), extents, plan_.output_axes(), 1.0,
+                       result + mem[g].row_offset * n, 1.0, c_.block(mem[g].c_slot));
     }
+  }
+
+  const ContractionPlan& plan_;
+  double alpha_;
+  const BlockTensor &a_, &b_;
+  BlockTensor& c_;
+};
+
+/**
+ * The tasks of a batch, item after item, and the order that tasks of different items writing the
+ * same output block keep: such a task may start once every task of the items before its own that
+ * writes one of its blocks is done. Each block then receives its contributions in item order,
+ * exactly as if the items ran one after another. Tasks writing blocks that no other item writes
+ * wait for nothing, and neither do the tasks of one item among themselves (they never write the
+ * same memory).
+ */
+class BatchTasks {
+ public:
+  BatchTasks(std::span<const BatchItem> items, bool refine) {
+    offsets_.push_back(0);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const auto costs = items[i].plan->costs(refine);
+      costs_.insert(costs_.end(), costs.begin(), costs.end());
+      item_of_.insert(item_of_.end(), costs.size(), static_cast<std::int32_t>(i));
+      offsets_.push_back(static_cast<task_id_t>(costs_.size()));
+    }
+    order_shared_blocks(items);
+  }
+
+  std::span<const double> costs() const { return costs_; }
+  /** Each task's stage (TaskPool::stages): 0 for tasks that wait for none. */
+  std::span<const std::int32_t> stages() const { return stages_; }
+  /** Whether some task must wait for others. */
+  bool ordered() const { return !done_.empty(); }
+  std::int32_t item(task_id_t t) const { return item_of_[static_cast<std::size_t>(t)]; }
+  /** The task's index in its item's plan. */
+  task_id_t local(task_id_t t) const { return t - offsets_[static_cast<std::size_t>(item(t))]; }
+  /** Where item `i`'s tasks start among the batch's. */
+  task_id_t first(std::size_t i) const { return offsets_[i]; }
+
+  bool ready(task_id_t t) const {
+    for (const Wait& w : waits(t))
+      if (done_[w.block].load(std::memory_order_acquire) < w.before) return false;
+    return true;
+  }
+  /** Called by the task itself, once its blocks are written. */
+  void finished(task_id_t t) {
+    for (const Wait& w : waits(t)) done_[w.block].fetch_add(1, std::memory_order_release);
+  }
+
+ private:
+  /** A shared block the task writes, and how many tasks writing it come before it. */
+  struct Wait {
+    std::size_t block = 0;  // index into done_
+    std::int32_t before = 0;
   };
 
+  std::span<const Wait> waits(task_id_t t) const {
+    if (wait_starts_.empty()) return {};
+    const auto i = static_cast<std::size_t>(t);
+    return std::span<const Wait>(waits_).subspan(wait_starts_[i],
+                                                 wait_starts_[i + 1] - wait_starts_[i]);
+  }
+
+  // visit(task of the batch, slot) for every output block the tasks of item `i` write.
+  template <class Visit>
+  void for_each_write(std::span<const BatchItem> items, std::size_t i, Visit&& visit) const {
+    const ContractionPlan& plan = *items[i].plan;
+    const auto& tasks = plan.tasks();
+    for (std::size_t t = 0; t < tasks.size(); ++t)
+      for (std::int64_t g = tasks[t].first_member; g < tasks[t].last_member; ++g)
+        visit(offsets_[i] + static_cast<task_id_t>(t),
+              plan.members()[static_cast<std::size_t>(g)].c_slot);
+  }
+
+  void order_shared_blocks(std::span<const BatchItem> items) {
+    // Per output tensor: the item that wrote each block first, and the block's counter (-1:
+    // one item alone writes it), then how many tasks have written it so far.
+    struct Output {
+      std::vector<std::int32_t> first_writer;
+      std::vector<std::int64_t> counter;
+      std::vector<std::int32_t> written;
+      std::vector<std::int32_t> stage;  // the latest stage of a task that wrote the block
+    };
+    std::map<const BlockTensor*, Output> outputs;
+    for (const BatchItem& item : items) {
+      Output& out = outputs[item.c];
+      const auto blocks = static_cast<std::size_t>(item.c->shape().num_blocks());
+      out.first_writer.assign(blocks, -1);
+      out.counter.assign(blocks, -1);
+      out.written.assign(blocks, 0);
+      out.stage.assign(blocks, 0);
+    }
+    std::size_t counters = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      Output& out = outputs[items[i].c];
+      for_each_write(items, i, [&](task_id_t, slot_t slot) {
+        const auto s = static_cast<std::size_t>(slot);
+        if (out.first_writer[s] < 0)
+          out.first_writer[s] = static_cast<std::int32_t>(i);
+        else if (out.first_writer[s] != static_cast<std::int32_t>(i) && out.counter[s] < 0)
+          out.counter[s] = static_cast<std::int64_t>(counters++);
+      });
+    }
+    if (counters == 0) return;
+    done_ = std::vector<std::atomic<std::int32_t>>(counters);
+    wait_starts_.assign(costs_.size() + 1, 0);
+    stages_.assign(costs_.size(), 0);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      Output& out = outputs[items[i].c];
+      // A task's stage is one after the latest of the tasks it waits for.
+      for_each_write(items, i, [&](task_id_t t, slot_t slot) {
+        const auto s = static_cast<std::size_t>(slot);
+        const auto at = static_cast<std::size_t>(t);
+        if (out.counter[s] >= 0)
+          waits_.push_back({static_cast<std::size_t>(out.counter[s]), out.written[s]});
+        if (out.written[s] > 0) stages_[at] = std::max(stages_[at], out.stage[s] + 1);
+        wait_starts_[at + 1] = waits_.size();
+      });
+      for_each_write(items, i, [&](task_id_t t, slot_t slot) {
+        const auto s = static_cast<std::size_t>(slot);
+        ++out.written[s];
+        out.stage[s] = std::max(out.stage[s], stages_[static_cast<std::size_t>(t)]);
+      });
+    }
+  }
+
+  std::vector<task_id_t> offsets_;  // item i's tasks are [offsets_[i], offsets_[i + 1])
+  std::vector<std::int32_t> item_of_;
+  std::vector<double> costs_;
+  std::vector<std::size_t> wait_starts_;  // task t's waits are waits_[wait_starts_[t], [t + 1])
+  std::vector<Wait> waits_;
+  std::vector<std::int32_t> stages_;             // empty when no task waits
+  std::vector<std::atomic<std::int32_t>> done_;  // per shared block, the tasks done writing it
+};
+
+void check_item(const BatchItem& item, std::span<const BatchItem> items) {
+  const ContractionPlan& plan = *item.plan;
+  check_operand(plan.a(), *item.a);
+  check_operand(plan.b(), *item.b);
+  check_operand(plan.c(), *item.c);
+  TILECC_CHECK(item.c != item.a && item.c != item.b, "the output ", detail::show(plan.c()),
+               " is also an operand; write into a new tensor and copy it back.");
+  for (const BatchItem& other : items)
+    TILECC_CHECK(other.c != item.a && other.c != item.b, "the operand of ", plan.expression(),
+                 " is the output of ", other.plan->expression(),
+                 " in the same batch; run them one after the other.");
+}
+
+}  // namespace
+
+BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine) {
+  for (const BatchItem& item : items) check_item(item, items);
+  blas::ensure_loaded();
+  const std::vector<PlanTasks> runners(items.begin(), items.end());
+  BatchTasks tasks(items, refine);
   auto body = [&](task_id_t t, int worker) {
-    const ContractionPlan::Task& task = tasks[static_cast<std::size_t>(t)];
-    Workspace& ws = executor.workspace(worker);
     WorkerTimeline& clock = executor.timeline(worker);
-    if (task.last_member - task.first_member == 1)
-      single(task, ws, clock);
-    else
-      stacked(task, ws, clock);
+    const std::int32_t item = tasks.item(t);
+    const task_id_t local = tasks.local(t);
+    clock.label(item, local);
+    runners[static_cast<std::size_t>(item)].run(local, executor.workspace(worker), clock);
+    if (tasks.ordered()) tasks.finished(t);
   };
+  const Executor::Ready ready = [&](task_id_t t) { return tasks.ready(t); };
+  TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), tasks.stages()};
+  const bool alone = items.size() == 1;
+  if (alone) pool.loop = items[0].plan->loop();  // the TCE baseline runs one loop at a time
+  double flops = 0.0;
+  for (const BatchItem& item : items) flops += item.plan->executed_flops();
   const double mean_task_flops =
-      tasks.empty() ? 0.0 : plan.executed_flops() / static_cast<double>(tasks.size());
+      flops / static_cast<double>(std::max<std::size_t>(1, tasks.costs().size()));
   const double threshold = executor.policy_options().blas_parallel_task_flops;
-  const TaskPool pool{plan.costs(refine), plan.loop()};
-  if (executor.threads() > 1 && threshold > 0 && mean_task_flops >= threshold)
+  BatchStats stats;
+  if (alone && executor.threads() > 1 && threshold > 0 && mean_task_flops >= threshold)
     stats.run = executor.run_with_threaded_blas(pool, body);
   else
-    stats.run = executor.run(pool, body);
-  plan.record_measured(stats.run.task_seconds);
-  stats.flops = plan.executed_flops();
+    stats.run = executor.run(pool, body, tasks.ordered() ? &ready : nullptr);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    ContractionPlan& plan = *items[i].plan;
+    const auto first = stats.run.task_seconds.begin() + tasks.first(i);
+    std::vector<double> seconds(first, first + static_cast<std::ptrdiff_t>(plan.tasks().size()));
+    plan.record_measured(seconds);
+    stats.item_task_seconds.push_back(std::move(seconds));
+    stats.item_flops.push_back(plan.executed_flops());
+  }
+  return stats;
+}
+
+ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a,
+                       const BlockTensor& b, BlockTensor& c, Executor& executor, bool refine) {
+  const BatchItem item{&plan, alpha, &a, &b, &c};
+  BatchStats batch = contract_batch({&item, 1}, executor, refine);
+  ContractStats stats;
+  stats.run = std::move(batch.run);
+  stats.flops = batch.item_flops[0];
   return stats;
 }
 

@@ -15,15 +15,25 @@ namespace {
 // 100 us, so the wait is long enough to cover it.
 constexpr double spin_seconds = 2e-3;
 
+// A worker holding this many tasks that cannot start yet waits for them rather than fetching
+// more: fetching on would take from the other workers the tasks they could run, and leave them
+// idle while this one runs everything it hoarded.
+constexpr std::size_t most_held = 1;
+
+// Tells the core that this thread is spinning (it yields the pipeline to the other hyperthread).
+void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 template <class Ready>
 bool spin_until(Ready&& ready) {
   const double until = clock_seconds() + spin_seconds;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (ready()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      pause();
     }
     if (clock_seconds() > until) return ready();
   }
@@ -70,6 +80,7 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
   workspaces_.resize(static_cast<std::size_t>(threads));
   timelines_.resize(static_cast<std::size_t>(threads));
   task_times_.resize(static_cast<std::size_t>(threads));
+  held_.resize(static_cast<std::size_t>(threads));
   spin_ = hw == 0 || threads <= hw;
   for (int w = 1; w < threads; ++w) pool_.emplace_back([this, w] { worker_loop(w); });
 }
@@ -97,7 +108,7 @@ double Executor::run_task(task_id_t task, int worker, double t0) {
   double t1 = clock_seconds();
   if (worker == slow_.worker) {
     // The slowed worker computes on: charged to gemm, as if its core were that much slower.
-    clock.enter(Phase::gemm, task);
+    clock.enter(Phase::gemm, clock.task());
     const double until = t1 + (slow_.factor - 1.0) * (t1 - t0);
     while ((t1 = clock_seconds()) < until) {
     }
@@ -108,14 +119,32 @@ double Executor::run_task(task_id_t task, int worker, double t0) {
 
 void Executor::work(int worker) {
   WorkerTimeline& clock = timeline(worker);
+  std::vector<task_id_t>& held = held_[static_cast<std::size_t>(worker)].tasks;
+  held.clear();
+  bool fetching = true;  // until the policy has no more tasks for this worker
   clock.enter(Phase::fetch);
   while (!failed_.load(std::memory_order_relaxed)) {
-    const std::span<const task_id_t> tasks = policy_->next(worker);
-    if (tasks.empty()) break;
     try {
+      if (!held.empty() && start_held(worker)) continue;
+      if (!fetching || held.size() >= most_held) {
+        if (held.empty()) break;
+        // Waiting for other workers to finish what the held tasks wait for.
+        clock.enter(Phase::wait);
+        pause();
+        continue;
+      }
+      const std::span<const task_id_t> tasks = policy_->next(worker);
+      if (tasks.empty()) {
+        fetching = false;
+        continue;
+      }
       // One clock reading ends a task and starts the next one of the same fetch.
       double now = clock_seconds();
-      for (task_id_t t : tasks) now = run_task(t, worker, now);
+      for (task_id_t t : tasks)
+        if (ready_ && !(*ready_)(t))
+          held.push_back(t);
+        else
+          now = run_task(t, worker, now);
       clock.enter_at(Phase::fetch, -1, now);
     } catch (...) {
       std::lock_guard lock(mutex_);
@@ -123,6 +152,25 @@ void Executor::work(int worker) {
     }
   }
   clock.enter(Phase::wait);
+}
+
+bool Executor::start_held(int worker) {
+  std::vector<task_id_t>& held = held_[static_cast<std::size_t>(worker)].tasks;
+  std::size_t kept = 0;
+  double now = 0.0;
+  bool started = false;
+  for (const task_id_t t : held) {
+    if (!(*ready_)(t)) {
+      held[kept++] = t;
+      continue;
+    }
+    if (!started) now = clock_seconds();
+    started = true;
+    now = run_task(t, worker, now);
+  }
+  held.resize(kept);
+  if (started) timeline(worker).enter_at(Phase::fetch, -1, now);
+  return started;
 }
 
 void Executor::worker_loop(int worker) {
@@ -155,6 +203,11 @@ RunStats Executor::collect(task_id_t tasks, double start) {
   for (WorkerTimeline& t : timelines_) {
     t.finish(end);
     stats.phases.push_back(t.seconds());
+    const auto& segments = t.segment_seconds();
+    stats.segment_phases.resize(segments.size());
+    for (std::size_t s = 0; s < segments.size(); ++s)
+      for (std::size_t p = 0; p < segments[s].size(); ++p)
+        stats.segment_phases[s][p] += segments[s][p];
   }
   stats.task_seconds.assign(static_cast<std::size_t>(run_tasks_), 0.0);
   for (const TaskTimes& times : task_times_)
@@ -167,7 +220,7 @@ double Executor::begin_run(const TaskPool& pool) {
   run_tasks_ = static_cast<task_id_t>(pool.costs.size());
   for (TaskTimes& times : task_times_) times.seconds.clear();
   const double start = clock_seconds();
-  for (WorkerTimeline& t : timelines_) t.begin(start, tracing_);
+  for (WorkerTimeline& t : timelines_) t.begin(start, tracing_, pool.segments);
   return start;
 }
 
@@ -190,10 +243,12 @@ RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body
   // The other workers' cores are busy inside the BLAS: their time is worker 0's phases again.
   RunStats stats = collect(tasks, start);
   for (std::size_t w = 1; w < stats.phases.size(); ++w) stats.phases[w] = stats.phases[0];
+  for (PhaseSeconds& segment : stats.segment_phases)
+    for (double& seconds : segment) seconds *= threads_;
   return stats;
 }
 
-RunStats Executor::run(const TaskPool& pool, const Body& body) {
+RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* ready) {
   const auto tasks = static_cast<task_id_t>(pool.costs.size());
   const double start = begin_run(pool);
   if (tasks == 0) return collect(0, start);
@@ -206,6 +261,7 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   {
     std::lock_guard lock(mutex_);
     body_ = &body;
+    ready_ = ready;
     active_.store(threads_ - 1);
     generation_.fetch_add(1);
   }
@@ -218,6 +274,7 @@ RunStats Executor::run(const TaskPool& pool, const Body& body) {
   {
     std::lock_guard lock(mutex_);
     body_ = nullptr;
+    ready_ = nullptr;
   }
   RunStats stats = collect(tasks, start);
   stats.shared_calls = policy_->shared_calls();

@@ -75,7 +75,8 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
   return factory(options);
 }
 
-std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> costs) {
+std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> costs,
+                                                     std::span<const std::int32_t> stages) {
   const std::size_t n = costs.size();
   classes_.resize(n);
   order_.resize(n);
@@ -90,19 +91,28 @@ std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> cos
     highest = std::max(highest, c);
   }
   if (n == 0) return order_;
-  // Counting sort from the highest class down: starts_[r] is where rank r's tasks begin.
-  starts_.assign(static_cast<std::size_t>(highest - lowest) + 2, 0);
-  for (std::size_t t = 0; t < n; ++t) ++starts_[highest - classes_[t] + 1];
+  // Counting sort by rank, stage by stage and from the highest class down: starts_[r] is where
+  // rank r's tasks begin.
+  const std::size_t width = static_cast<std::size_t>(highest - lowest) + 1;
+  std::size_t stage_count = 1;
+  for (const std::int32_t s : stages)
+    stage_count = std::max(stage_count, static_cast<std::size_t>(s) + 1);
+  auto rank = [&](std::size_t t) {
+    const std::size_t stage = stages.empty() ? 0 : static_cast<std::size_t>(stages[t]);
+    return stage * width + (highest - classes_[t]);
+  };
+  starts_.assign(stage_count * width + 1, 0);
+  for (std::size_t t = 0; t < n; ++t) ++starts_[rank(t) + 1];
   for (std::size_t r = 1; r < starts_.size(); ++r) starts_[r] += starts_[r - 1];
-  for (std::size_t t = 0; t < n; ++t)
-    order_[starts_[highest - classes_[t]]++] = static_cast<task_id_t>(t);
+  for (std::size_t t = 0; t < n; ++t) order_[starts_[rank(t)]++] = static_cast<task_id_t>(t);
   return order_;
 }
 
-void LptPartition::assign(std::span<const double> costs, std::span<const int> capacities) {
+void LptPartition::assign(std::span<const double> costs, std::span<const int> capacities,
+                          std::span<const std::int32_t> stages) {
   bins_used_ = capacities.size();
   if (bins_used_ == 1) {  // one bin takes every task, in the order
-    one_bin_ = order_.sort(costs);
+    one_bin_ = order_.sort(costs, stages);
     return;
   }
   if (bins_.size() < bins_used_) bins_.resize(bins_used_);
@@ -114,7 +124,7 @@ void LptPartition::assign(std::span<const double> costs, std::span<const int> ca
   }
   // A min-heap: the least loaded bin, the lowest-numbered among equals, at the front.
   const std::greater<> later;
-  for (task_id_t t : order_.sort(costs)) {
+  for (task_id_t t : order_.sort(costs, stages)) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     const std::size_t b = heap_.back().second;
     bins_[b].push_back(t);

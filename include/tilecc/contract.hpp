@@ -1,5 +1,8 @@
 #pragma once
 /** @file Executing a ContractionPlan: the per-task pipeline permute -> GEMM -> accumulate. */
+#include <span>
+#include <vector>
+
 #include "tilecc/exec.hpp"
 #include "tilecc/plan.hpp"
 #include "tilecc/tensor.hpp"
@@ -27,6 +30,32 @@ struct ContractStats {
 ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a,
                        const BlockTensor& b, BlockTensor& c, Executor& executor,
                        bool refine = true);
+
+/** One contraction of a batch: *c += alpha * *a * *b as *plan says. */
+struct BatchItem {
+  ContractionPlan* plan = nullptr;
+  double alpha = 1.0;
+  const BlockTensor* a = nullptr;
+  const BlockTensor* b = nullptr;
+  BlockTensor* c = nullptr;
+};
+
+/** What one execution of a batch did. */
+struct BatchStats {
+  RunStats run;  ///< all the items' tasks as one run; segment i of run.segment_phases is item i
+  std::vector<std::vector<double>> item_task_seconds;  ///< per item, per task of its plan
+  std::vector<double> item_flops;                      ///< per item, GEMM flops executed
+};
+
+/**
+ * Several contractions run as one pool of tasks: a worker done with one contraction's tasks takes
+ * another's, instead of waiting for the slowest task of each contraction in turn. No item may read
+ * what another writes; items may accumulate into the same output. Tasks of different items that
+ * write the same output block are run by one worker, in item order, so C receives exactly the
+ * sums (and in the order) of running the items one after another. Each plan keeps its measured
+ * task times as contract() does. With one item, this is contract(), TCE loop included.
+ */
+BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine = true);
 
 /** Run `tasks` empty tasks through the executor (to measure per-task dispatch overhead). */
 RunStats run_empty_tasks(task_id_t tasks, Executor& executor);

@@ -25,6 +25,9 @@ struct RunStats {
   double seconds = 0.0;              ///< wall time of the run
   std::int64_t shared_calls = 0;     ///< the policy's counter fetches / steal attempts
   std::vector<PhaseSeconds> phases;  ///< per worker; each adds up to `seconds`
+  /// Per segment (TaskPool::segments), summed over workers: the part of `phases` spent working
+  /// for it. Fetching and waiting are the run's, in no segment.
+  std::vector<PhaseSeconds> segment_phases;
   std::vector<double> task_seconds;  ///< per task, measured (what refinement feeds back)
 };
 
@@ -76,9 +79,13 @@ class Executor {
   bool tracing() const { return tracing_; }
 
   using Body = std::function<void(task_id_t task, int worker)>;
-  /** Run body(t, worker) for every task t of the pool, ordered by the policy. The first exception
-   *  thrown by a task stops the run and is rethrown here. */
-  RunStats run(const TaskPool& pool, const Body& body);
+  /** Whether a task may start now (it may have to wait for tasks of other workers). */
+  using Ready = std::function<bool(task_id_t task)>;
+  /** Run body(t, worker) for every task t of the pool, ordered by the policy. With `ready`, a task
+   *  handed out before it is ready is held by its worker, which goes on with the next tasks and
+   *  starts the held ones as soon as they are ready (the tasks a task waits for must not wait
+   *  for it). The first exception thrown by a task stops the run and is rethrown here. */
+  RunStats run(const TaskPool& pool, const Body& body, const Ready* ready = nullptr);
   /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
    *  the parallelism is inside each GEMM. */
   RunStats run_with_threaded_blas(const TaskPool& pool, const Body& body);
@@ -86,6 +93,8 @@ class Executor {
  private:
   void worker_loop(int worker);
   void work(int worker);
+  /** Start the tasks `worker` holds that are ready; whether there were any. */
+  bool start_held(int worker);
   /** Run one task that starts at clock reading `start`; returns the reading at its end. */
   double run_task(task_id_t task, int worker, double start);
   /** Clear the task times and start every worker's clock; returns the start time. */
@@ -112,6 +121,7 @@ class Executor {
   bool spin_ = true;  ///< false when there are more workers than cores
   bool stopping_ = false;
   const Body* body_ = nullptr;
+  const Ready* ready_ = nullptr;
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;
   /** One worker's measured task times in the run in progress, merged into
@@ -121,6 +131,11 @@ class Executor {
     std::vector<std::pair<task_id_t, double>> seconds;
   };
   std::vector<TaskTimes> task_times_;
+  /** Tasks a worker was handed before they were ready (see run()). */
+  struct alignas(64) HeldTasks {
+    std::vector<task_id_t> tasks;
+  };
+  std::vector<HeldTasks> held_;
   task_id_t run_tasks_ = 0;
 };
 

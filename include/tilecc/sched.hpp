@@ -35,6 +35,13 @@ struct TaskPool {
   /** The TCE loop: one entry per tile tuple the original loop nest visits, holding its task or
    *  -1 for a null tuple. Empty when the plan has no such loop (then every task is one tuple). */
   std::span<const task_id_t> loop{};
+  /** How many contractions the tasks come from: the executor counts each one's work apart (the
+   *  segments of trace.hpp). Policies ignore it. */
+  int segments = 1;
+  /** Per task, the stage it belongs to (empty: all in stage 0). A task may have to wait for
+   *  tasks of earlier stages (see Executor::run), so policies hand out the tasks of earlier
+   *  stages first: stage before cost. */
+  std::span<const std::int32_t> stages{};
 };
 
 /** Options every policy accepts; each uses the ones that concern it. */
@@ -72,7 +79,8 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
 std::vector<std::string> policy_names();
 
 /**
- * Task indices by decreasing cost class, in index order within a class. A class is an eighth of
+ * Task indices by stage (see TaskPool), then by decreasing cost class, in index order within a
+ * class. A class is an eighth of
  * an octave, cut linearly: costs in [2^e (1 + j/8), 2^e (1 + (j+1)/8)) share one, so only tasks
  * whose costs are within 12.5% of each other (6.7% at the top of an octave) keep their index order
  * whatever their costs.
@@ -88,11 +96,14 @@ std::vector<std::string> policy_names();
  */
 class DecreasingCostOrder {
  public:
-  /** Order the tasks of `costs`; the span stays valid until the next call. */
-  std::span<const task_id_t> sort(std::span<const double> costs);
+  /** Order the tasks of `costs` (and `stages`, when not empty); the span stays valid until the
+   *  next call. */
+  std::span<const task_id_t> sort(std::span<const double> costs,
+                                  std::span<const std::int32_t> stages = {});
 
  private:
-  std::vector<std::uint32_t> classes_, starts_;
+  std::vector<std::uint32_t> classes_;
+  std::vector<std::size_t> starts_;
   std::vector<task_id_t> order_;
 };
 /**
@@ -107,7 +118,9 @@ class DecreasingCostOrder {
  */
 class LptPartition {
  public:
-  void assign(std::span<const double> costs, std::span<const int> capacities);
+  /** Tasks in the order of DecreasingCostOrder (by `stages` first, when not empty). */
+  void assign(std::span<const double> costs, std::span<const int> capacities,
+              std::span<const std::int32_t> stages = {});
   std::size_t bins() const { return bins_used_; }
   /** Bin `b`'s tasks by decreasing cost class; valid until the next assign(). */
   std::span<const task_id_t> bin(std::size_t b) const {

@@ -29,6 +29,13 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& v) {
   return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), {owned->size()}, free);
 }
 
+nb::dict phase_dict(const PhaseSeconds& seconds) {
+  nb::dict phases;
+  for (int p = 0; p < num_phases; ++p)
+    phases[phase_name(static_cast<Phase>(p))] = seconds[static_cast<std::size_t>(p)];
+  return phases;
+}
+
 nb::dict run_stats(RunStats&& r) {
   nb::dict d;
   d["tasks"] = r.tasks;
@@ -36,13 +43,10 @@ nb::dict run_stats(RunStats&& r) {
   d["seconds"] = r.seconds;
   d["shared_calls"] = r.shared_calls;
   // Worker-seconds per phase, summed over workers; they add up to workers x seconds.
-  nb::dict phases;
-  for (int p = 0; p < num_phases; ++p) {
-    double total = 0.0;
-    for (const PhaseSeconds& w : r.phases) total += w[static_cast<std::size_t>(p)];
-    phases[phase_name(static_cast<Phase>(p))] = total;
-  }
-  d["phases"] = phases;
+  PhaseSeconds total{};
+  for (const PhaseSeconds& w : r.phases)
+    for (std::size_t p = 0; p < total.size(); ++p) total[p] += w[p];
+  d["phases"] = phase_dict(total);
   std::vector<double> busy;
   for (const PhaseSeconds& w : r.phases)
     busy.push_back(w[static_cast<std::size_t>(Phase::permute)] +
@@ -58,12 +62,14 @@ nb::dict trace_events(Executor& ex) {
   std::vector<std::int32_t> worker;
   std::vector<std::uint8_t> phase;
   std::vector<task_id_t> task;
+  std::vector<std::int32_t> segment;
   std::vector<double> start, end;
   for (int w = 0; w < ex.threads(); ++w)
     for (const TraceEvent& e : ex.timeline(w).events()) {
       worker.push_back(w);
       phase.push_back(static_cast<std::uint8_t>(e.phase));
       task.push_back(e.task);
+      segment.push_back(e.segment);
       start.push_back(e.start);
       end.push_back(e.end);
     }
@@ -71,6 +77,7 @@ nb::dict trace_events(Executor& ex) {
   d["worker"] = to_numpy(std::move(worker));
   d["phase"] = to_numpy(std::move(phase));
   d["task"] = to_numpy(std::move(task));
+  d["segment"] = to_numpy(std::move(segment));
   d["start"] = to_numpy(std::move(start));
   d["end"] = to_numpy(std::move(end));
   return d;
@@ -186,20 +193,31 @@ void bind_contract(nb::module_& m) {
       .def_prop_ro("tasks", &ModelCorrector::tasks);
 
   m.def(
-      "contract",
-      [](ContractionPlan& plan, double alpha, const BlockTensor& a, const BlockTensor& b,
-         BlockTensor& c, Executor& ex, bool refine) {
-        ContractStats s;
+      "contract_batch",
+      [](const std::vector<std::tuple<ContractionPlan*, double, const BlockTensor*,
+                                      const BlockTensor*, BlockTensor*>>& batch,
+         Executor& ex, bool refine) {
+        std::vector<BatchItem> items;
+        for (const auto& [plan, alpha, a, b, c] : batch) items.push_back({plan, alpha, a, b, c});
+        BatchStats s;
         {
           nb::gil_scoped_release release;
-          s = contract(plan, alpha, a, b, c, ex, refine);
+          s = contract_batch(items, ex, refine);
+        }
+        // Per item: its plan's task times, its flops, and the work phases spent on it.
+        nb::list per_item;
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          nb::dict item;
+          item["task_seconds"] = to_numpy(std::move(s.item_task_seconds[i]));
+          item["flops"] = s.item_flops[i];
+          item["phases"] = phase_dict(s.run.segment_phases[i]);
+          per_item.append(item);
         }
         nb::dict d = run_stats(std::move(s.run));
-        d["flops"] = s.flops;
+        d["items"] = per_item;
         return d;
       },
-      nb::arg("plan"), nb::arg("alpha"), nb::arg("a"), nb::arg("b"), nb::arg("c"),
-      nb::arg("executor"), nb::arg("refine") = true);
+      nb::arg("items"), nb::arg("executor"), nb::arg("refine") = true);
 
   m.def(
       "add",

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from tilecc import _core, wisdom
-from tilecc.trace import Decomposition, TraceRecorder
+from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
+from tilecc.trace import Decomposition, TraceRecorder, split_run
 
 
 def _available_cores() -> int:
@@ -60,7 +61,8 @@ class ContractionRecord:
     calls: int = 0
     tasks: int = 0
     flops: float = 0.0
-    shared_calls: int = 0
+    #: Counter fetches or steal attempts; a batch's are shared out by each contraction's tasks.
+    shared_calls: float = 0.0
     time: Decomposition = field(default_factory=Decomposition)
     #: Predicted vs measured task times in the last run: (median, 90th percentile) rel. error.
     model_error: tuple[float, float] = (float("nan"), float("nan"))
@@ -120,10 +122,10 @@ class Context:
         # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)
         self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
         # A deferred block's queue: its operations in order, the ids of the tensors they touch,
-        # and the plans they need that are not built yet. The closures keep those tensors alive,
-        # so that their ids stay unique.
+        # and the plans they need that are not built yet. The queue keeps those tensors alive
+        # (contractions hold them, operations' closures do), so that their ids stay unique.
         self._deferring = 0
-        self._queue: list[Callable[[], object]] = []
+        self._queue: list[Queued] = []
         self._queued_tensors: set[int] = set()
         self._unbuilt: list[_PlanEntry] = []
 
@@ -226,10 +228,13 @@ class Context:
         """The cached plan for c += a * b, built now if it is not yet; each argument is (shape id,
         shape, labels, name). The ``tce`` policy gets NWChem TCE's task layout, every other
         policy the inspector's."""
+        return self._built_entry(c, a, b).plan
+
+    def _built_entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
         entry = self._entry(c, a, b)
         if entry.plan is None:
             self._build(entry)
-        return entry.plan
+        return entry
 
     def _entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
         key = (c[0], c[2], a[0], a[2], b[0], b[2])
@@ -313,8 +318,9 @@ class Context:
         if not self._deferring:
             operation()
             return
-        self._queue.append(operation)
-        self._queued_tensors.update(id(t) for t in tensors)
+        touched = frozenset(id(t) for t in tensors)
+        self._queue.append(QueuedOperation(operation, touched))
+        self._queued_tensors.update(touched)
 
     def submit_contraction(
         self,
@@ -327,10 +333,10 @@ class Context:
         """Tensors c += alpha * a * b (``specs`` in the order c, a, b), now, or queued in a
         deferred block with its plan built when the block ends."""
         if not self._deferring:
-            self.contract(self.plan(*specs), alpha, a._core, b._core, c._core)
+            self._contract([QueuedContraction(self._built_entry(*specs), alpha, c, a, b)])
             return
-        entry = self._entry(*specs)
-        self.submit(lambda: self.contract(entry.plan, alpha, a._core, b._core, c._core), (c, a, b))
+        self._queue.append(QueuedContraction(self._entry(*specs), alpha, c, a, b))
+        self._queued_tensors.update((id(c), id(a), id(b)))
 
     def settle(self, tensor: Any) -> None:
         """Before ``tensor`` is read or changed outside the queue: run the queue if it holds it."""
@@ -338,18 +344,33 @@ class Context:
             self.run_queue()
 
     def run_queue(self) -> None:
-        """Build the plans queued operations need, back to back, then run the operations in
-        order. The queue is empty afterwards, also when an operation raises."""
+        """Build the plans queued operations need, back to back, then run the operations, the
+        independent contractions among them together (see tilecc.deferred). The queue is empty
+        afterwards, also when an operation raises."""
         queue = self._queue
         self._queue, self._queued_tensors = [], set()
         try:
             for entry in list(self._unbuilt):
                 self._build(entry)
-            for operation in queue:
-                operation()
+            for step in in_batches(queue, self._runs_alone):
+                if isinstance(step, QueuedOperation):
+                    step.run()
+                else:
+                    self._contract(step)
         except BaseException:
             self._drop_queue()
             raise
+
+    def _runs_alone(self, contraction: QueuedContraction) -> bool:
+        """Whether a contraction runs in no batch: all of them under ``tce`` (NWChem's TCE runs
+        one contraction at a time, and is the baseline), and those whose tasks are large enough
+        to parallelise inside BLAS instead."""
+        if self.policy == "tce":
+            return True
+        plan = contraction.entry.plan
+        threshold = self.blas_parallel_task_flops
+        mean_task_flops = plan.executed_flops / max(1, plan.num_tasks)
+        return self.threads > 1 and threshold > 0 and mean_task_flops >= threshold
 
     def _drop_queue(self) -> None:
         self._queue.clear()
@@ -362,35 +383,43 @@ class Context:
         del self._plans[entry.key]
         self._unbuilt.remove(entry)
 
-    def contract(self, plan: Any, alpha: float, a: Any, b: Any, c: Any) -> dict[str, Any]:
-        """Run c += alpha * a * b as planned (core tensors) and record what it cost. The plan's
-        predictions are corrected by what earlier runs showed the model misses, and this run's
-        task times are learned from in turn."""
-        plan.correct(self._corrector.correction)
-        run: dict[str, Any] = _core.contract(plan, alpha, a, b, c, self._executor, self.refine)
-        self._corrector.observe(plan)
-        self.stats.contractions += 1
-        self.stats.tasks += int(run["tasks"])
-        self.stats.flops += float(run["flops"])
-        self.stats.dense_flops += plan.dense_flops
+    def _contract(self, batch: list[QueuedContraction]) -> None:
+        """Run the contractions of ``batch`` together (see contract_batch in
+        include/tilecc/contract.hpp) and record what each cost. Their plans' predictions are
+        corrected by what earlier runs showed the model misses, and this run's task times are
+        learned from in turn."""
+        plans = [q.entry.plan for q in batch]
+        for plan in plans:
+            plan.correct(self._corrector.correction)
+        items = [(q.entry.plan, q.alpha, q.a._core, q.b._core, q.c._core) for q in batch]
+        run: dict[str, Any] = _core.contract_batch(items, self._executor, self.refine)
+        for plan in plans:
+            self._corrector.observe(plan)
         self.stats.seconds += float(run["seconds"])
         self.stats.shared_calls += int(run["shared_calls"])
-        self.stats.task_seconds += float(np.sum(run["task_seconds"]))
-        record = self._record_of(plan)
-        record.calls += 1
-        record.tasks += int(run["tasks"])
-        record.flops += float(run["flops"])
-        record.shared_calls += int(run["shared_calls"])
-        part = Decomposition()
-        part.add_phases(run["phases"], self.threads)
-        record.time.add(part)
-        record.imbalance.append(part.imbalance)
-        error = plan.model_error()
-        if error.tasks:
-            record.model_error = (error.median, error.p90)
+        per_item = run["items"]
+        parts = split_run(run["phases"], [item["phases"] for item in per_item], self.threads)
+        all_tasks = sum(len(item["task_seconds"]) for item in per_item)
+        for plan, item, part in zip(plans, per_item, parts):
+            tasks = len(item["task_seconds"])
+            self.stats.contractions += 1
+            self.stats.tasks += tasks
+            self.stats.flops += float(item["flops"])
+            self.stats.dense_flops += plan.dense_flops
+            self.stats.task_seconds += float(np.sum(item["task_seconds"]))
+            record = self._record_of(plan)
+            record.calls += 1
+            record.tasks += tasks
+            record.flops += float(item["flops"])
+            record.shared_calls += int(run["shared_calls"]) * tasks / max(1, all_tasks)
+            record.time.add(part)
+            record.imbalance.append(part.imbalance)
+            error = plan.model_error()
+            if error.tasks:
+                record.model_error = (error.median, error.p90)
         if self._recorder is not None:
-            self._recorder.add_run(plan.expression, run, self._executor.trace_events())
-        return run
+            names = [plan.expression for plan in plans]
+            self._recorder.add_run(names, run, self._executor.trace_events())
 
     def _record_of(self, plan: Any) -> ContractionRecord:
         record = self._records.get(id(plan))
@@ -438,11 +467,11 @@ class Context:
         c = self._corrector.correction
         return float(c.scale), float(c.overhead)
 
-    def write_trace(self, path: Path) -> None:
+    def write_trace(self, path: str | os.PathLike[str]) -> None:
         """Write the Chrome/Perfetto trace of every contraction run so far (needs trace=True)."""
         if self._recorder is None:
             raise ValueError("this context was made without trace=True, so it kept no trace.")
-        self._recorder.write(path)
+        self._recorder.write(Path(path))
 
 
 _default: Context | None = None

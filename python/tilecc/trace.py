@@ -7,8 +7,13 @@ is the wall time of the runs, and the inspector (serial: every other worker wait
 its own wall time.
 
 A trace (``--trace PATH``) holds one row per worker with one slice per phase (fetch, permute,
-gemm, accumulate, wait), a row with one slice per contraction run and a row for the inspector. It
-opens in ui.perfetto.dev or chrome://tracing, and ``tilecc report`` reads it back.
+gemm, accumulate, wait), a row with one slice per run (of one contraction, or of several run
+together) and a row for the inspector. It opens in ui.perfetto.dev or chrome://tracing, and
+``tilecc report`` reads it back.
+
+A run of several contractions charges each one the work done for it; its fetching and waiting,
+which belong to no one contraction, are shared out by each one's part of the work
+(:func:`split_run`).
 """
 
 from __future__ import annotations
@@ -72,9 +77,32 @@ class Decomposition:
         }
 
 
+#: The phases of work inside a task.
+WORK_PHASES: tuple[str, ...] = ("permute", "gemm", "accumulate")
+
+
+def split_run(
+    phases: dict[str, float], own: list[dict[str, float]], workers: int
+) -> list[Decomposition]:
+    """The decomposition of one run per contraction of it, from the run's worker-seconds per
+    phase and each contraction's ``own`` (the work done for it): each gets its own work, plus the
+    run's time in no contraction (fetching, waiting) in proportion to its part of the work. The
+    parts add up to the run's decomposition."""
+    work = [sum(o.get(name, 0.0) for name in WORK_PHASES) for o in own]
+    total = sum(work)
+    shares = [w / total if total > 0 else 1.0 / len(own) for w in work]
+    unowned = {name: phases.get(name, 0.0) - sum(o.get(name, 0.0) for o in own) for name in PHASES}
+    parts = []
+    for o, share in zip(own, shares):
+        part = Decomposition()
+        part.add_phases({n: o.get(n, 0.0) + share * unowned[n] for n in PHASES}, workers)
+        parts.append(part)
+    return parts
+
+
 @dataclass
 class _Run:
-    name: str
+    names: list[str]  # the contractions run together, in queue order
     start: float
     seconds: float
     workers: int
@@ -93,10 +121,12 @@ class TraceRecorder:
     runs: list[_Run] = field(default_factory=list)
     inspections: list[tuple[str, float, float]] = field(default_factory=list)
 
-    def add_run(self, name: str, run: dict[str, Any], events: dict[str, np.ndarray]) -> None:
+    def add_run(self, names: list[str], run: dict[str, Any], events: dict[str, np.ndarray]) -> None:
+        """One run of the contractions ``names`` (run together); phase slices carry their
+        segment, the index in ``names`` of the contraction they worked for (-1: none)."""
         self.runs.append(
             _Run(
-                name,
+                names,
                 float(run["start"]),
                 float(run["seconds"]),
                 self.threads,
@@ -132,12 +162,13 @@ class TraceRecorder:
                 "ph": "X",
                 "pid": 1,
                 "tid": RUNS_ROW,
-                "name": r.name,
+                "name": r.names[0] if len(r.names) == 1 else f"{len(r.names)} contractions",
                 "cat": "run",
                 "ts": us(r.start),
                 "dur": round(r.seconds * 1e6, 3),
                 "args": {
                     "run": index,
+                    "contractions": r.names,
                     "workers": r.workers,
                     "tasks": r.tasks,
                     "shared_calls": r.shared_calls,
@@ -145,10 +176,11 @@ class TraceRecorder:
                 },
             }
             e = r.events
-            for worker, phase, task, start, end in zip(
+            for worker, phase, task, segment, start, end in zip(
                 e["worker"].tolist(),
                 e["phase"].tolist(),
                 e["task"].tolist(),
+                e["segment"].tolist(),
                 e["start"].tolist(),
                 e["end"].tolist(),
             ):
@@ -160,7 +192,7 @@ class TraceRecorder:
                     "cat": "phase",
                     "ts": us(start),
                     "dur": round((end - start) * 1e6, 3),
-                    "args": {"run": index, "task": task},
+                    "args": {"run": index, "task": task, "segment": segment},
                 }
         for name, start, seconds in self.inspections:
             yield {
@@ -218,9 +250,10 @@ def read_trace(path: Path) -> TraceSummary:
             f"{path} is not a tilecc trace ({type(exc).__name__}: {exc}); write one with "
             f"tilecc run ... --trace PATH."
         ) from None
-    run_names: dict[int, str] = {}
+    run_names: dict[int, list[str]] = {}
     run_workers: dict[int, int] = {}
     per_run_phases: dict[int, dict[str, float]] = {}
+    per_segment_phases: dict[tuple[int, int], dict[str, float]] = {}  # (run, segment)
     per_worker: dict[int, dict[str, float]] = {
         w: dict.fromkeys(PHASES, 0.0) for w in range(threads)
     }
@@ -231,21 +264,25 @@ def read_trace(path: Path) -> TraceSummary:
             continue
         cat, dur = e.get("cat"), float(e["dur"]) * 1e-6
         if cat == "run":
-            run_names[e["args"]["run"]] = e["name"]
+            run_names[e["args"]["run"]] = list(e["args"]["contractions"])
             run_workers[e["args"]["run"]] = int(e["args"]["workers"])
         elif cat == "phase":
-            run = e["args"]["run"]
-            phases = per_run_phases.setdefault(run, dict.fromkeys(PHASES, 0.0))
-            phases[e["name"]] += dur
+            run, segment = e["args"]["run"], int(e["args"]["segment"])
+            per_run_phases.setdefault(run, dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
+            if segment >= 0:
+                key = (run, segment)
+                per_segment_phases.setdefault(key, dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
             per_worker.setdefault(e["tid"], dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
             slices.append((int(e["tid"]), e["name"], float(e["ts"]) * 1e-6, dur))
         elif cat == "inspector":
             name = e["name"].removeprefix("inspect ")
             inspector[name] = inspector.get(name, 0.0) + dur
     per_contraction: dict[str, Decomposition] = {}
-    for run, name in run_names.items():
-        d = per_contraction.setdefault(name, Decomposition())
-        d.add_phases(per_run_phases.get(run, {}), run_workers[run])
+    for run, names in run_names.items():
+        owned = [per_segment_phases.get((run, s), {}) for s in range(len(names))]
+        parts = split_run(per_run_phases.get(run, {}), owned, run_workers[run])
+        for name, part in zip(names, parts):
+            per_contraction.setdefault(name, Decomposition()).add(part)
     for name, seconds in inspector.items():
         per_contraction.setdefault(name, Decomposition()).inspector += seconds
     return TraceSummary(threads, policy, per_contraction, per_worker, slices)

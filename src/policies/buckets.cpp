@@ -29,7 +29,7 @@ class BucketsPolicy final : public SchedulePolicy {
     const int groups = (workers + size_ - 1) / size_;
     capacities_.clear();
     for (int g = 0; g < groups; ++g) capacities_.push_back(std::min(size_, workers - g * size_));
-    tasks_.assign(pool.costs, capacities_);
+    tasks_.assign(pool.costs, capacities_, pool.stages);
     if (chunks_.size() < static_cast<std::size_t>(groups))
       chunks_.resize(static_cast<std::size_t>(groups));
     for (int g = 0; g < groups; ++g) {

@@ -26,7 +26,7 @@ class CounterPolicy final : public SchedulePolicy {
   explicit CounterPolicy(int quantum) : quantum_(quantum) {}
 
   void start(const TaskPool& pool, int /*workers*/) override {
-    order_ = cost_order_.sort(pool.costs);
+    order_ = cost_order_.sort(pool.costs, pool.stages);
     next_.store(0);
   }
 

@@ -19,9 +19,9 @@ class StaticPolicy final : public SchedulePolicy {
   void start(const TaskPool& pool, int workers) override {
     if (lpt_) {
       capacities_.assign(static_cast<std::size_t>(workers), 1);
-      lpt_parts_.assign(pool.costs, capacities_);
+      lpt_parts_.assign(pool.costs, capacities_, pool.stages);
     } else {
-      block_partition(pool.costs, workers);
+      block_partition(pool.costs, pool.stages, workers);
     }
     taken_.assign(static_cast<std::size_t>(workers), 0);
   }
@@ -34,19 +34,32 @@ class StaticPolicy final : public SchedulePolicy {
   }
 
  private:
-  // Cut [0, n) where the running cost first reaches w/workers of the total.
-  void block_partition(std::span<const double> costs, int workers) {
-    double total = 0.0;
-    for (double c : costs) total += c;
+  // Per stage, cut its tasks (in index order) where the running cost first reaches w/workers of
+  // the stage's total: a later stage's tasks may wait for an earlier stage's, so every worker
+  // takes part in every stage.
+  void block_partition(std::span<const double> costs, std::span<const std::int32_t> stages,
+                       int workers) {
     blocks_.resize(static_cast<std::size_t>(workers));
     for (auto& part : blocks_) part.clear();
-    double running = 0.0;
-    for (std::size_t t = 0; t < costs.size(); ++t) {
-      // The task goes to the worker whose share contains the task's midpoint.
-      const double mid = running + 0.5 * costs[t];
-      auto w = total > 0.0 ? static_cast<std::size_t>(mid / total * workers) : t % blocks_.size();
-      blocks_[std::min(w, blocks_.size() - 1)].push_back(static_cast<task_id_t>(t));
-      running += costs[t];
+    std::int32_t last_stage = 0;
+    for (const std::int32_t s : stages) last_stage = std::max(last_stage, s);
+    for (std::int32_t stage = 0; stage <= last_stage; ++stage) {
+      auto in_stage = [&](std::size_t t) { return stages.empty() || stages[t] == stage; };
+      double total = 0.0;
+      for (std::size_t t = 0; t < costs.size(); ++t)
+        if (in_stage(t)) total += costs[t];
+      double running = 0.0;
+      std::size_t seen = 0;
+      for (std::size_t t = 0; t < costs.size(); ++t) {
+        if (!in_stage(t)) continue;
+        // The task goes to the worker whose share contains the task's midpoint.
+        const double mid = running + 0.5 * costs[t];
+        auto w =
+            total > 0.0 ? static_cast<std::size_t>(mid / total * workers) : seen % blocks_.size();
+        blocks_[std::min(w, blocks_.size() - 1)].push_back(static_cast<task_id_t>(t));
+        running += costs[t];
+        ++seen;
+      }
     }
   }
 

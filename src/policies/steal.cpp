@@ -1,6 +1,8 @@
 // `steal`: each worker owns a deque seeded by LPT (largest tasks at the front) and takes from its
 // front without contention; a worker whose deque is empty steals the back half (the smallest
 // tasks) of the fullest other deque. Static where the prediction holds, dynamic where it fails.
+// With stages (TaskPool), the back half of the victim's earliest stage: later stages may wait for
+// it, so a thief taking them would wait for the victim.
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -19,7 +21,8 @@ class StealPolicy final : public SchedulePolicy {
       workers_ = workers;
     }
     capacities_.assign(static_cast<std::size_t>(workers), 1);
-    seeds_.assign(pool.costs, capacities_);
+    seeds_.assign(pool.costs, capacities_, pool.stages);
+    stages_ = pool.stages;
     for (int w = 0; w < workers; ++w) {
       Deque& d = deques_[static_cast<std::size_t>(w)];
       const std::span<const task_id_t> seed = seeds_.bin(static_cast<std::size_t>(w));
@@ -55,7 +58,8 @@ class StealPolicy final : public SchedulePolicy {
     std::atomic<std::int64_t> size{0};  // tail - head, readable without the lock
   };
 
-  // Move the back half of the fullest other deque into `own` (empty); false when all are empty.
+  // Move the back half of the fullest other deque (of its earliest stage) into `own` (empty);
+  // false when all are empty.
   bool steal_into(int worker, Deque& own) {
     for (;;) {
       int victim = -1;
@@ -70,11 +74,17 @@ class StealPolicy final : public SchedulePolicy {
       {
         Deque& v = deques_[static_cast<std::size_t>(victim)];
         std::lock_guard lock(v.mutex);
-        const std::size_t remaining = v.tail - v.head;
-        if (remaining == 0) continue;  // drained meanwhile: look again
-        const std::size_t take = (remaining + 1) / 2;
-        loot.assign(v.items.begin() + static_cast<std::ptrdiff_t>(v.tail - take),
-                    v.items.begin() + static_cast<std::ptrdiff_t>(v.tail));
+        if (v.head == v.tail) continue;  // drained meanwhile: look again
+        std::size_t end = v.head + 1;    // the end of the earliest stage's tasks
+        if (stages_.empty())
+          end = v.tail;
+        else
+          while (end < v.tail && stage(v.items[end]) == stage(v.items[v.head])) ++end;
+        const std::size_t take = (end - v.head + 1) / 2;
+        const auto first = v.items.begin() + static_cast<std::ptrdiff_t>(end - take);
+        const auto last = v.items.begin() + static_cast<std::ptrdiff_t>(end);
+        loot.assign(first, last);
+        v.items.erase(first, last);
         v.tail -= take;
         v.size.fetch_sub(static_cast<std::int64_t>(take), std::memory_order_relaxed);
       }
@@ -87,8 +97,11 @@ class StealPolicy final : public SchedulePolicy {
     }
   }
 
+  std::int32_t stage(task_id_t t) const { return stages_[static_cast<std::size_t>(t)]; }
+
   std::vector<int> capacities_;
   LptPartition seeds_;
+  std::span<const std::int32_t> stages_;
   std::unique_ptr<Deque[]> deques_;
   int workers_ = 0;
   alignas(64) std::atomic<std::int64_t> steals_{0};

@@ -1,7 +1,8 @@
 // Contractions through plan + executor against naive loops over the dense tensors (one generic
 // loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks
 // and the model's say over stacking, and slabs of single blocks on every output layout; and the
-// plan's task prices against the same pricing written out afresh.
+// plan's task prices against the same pricing written out afresh; and batches of contractions
+// against the same contractions run one after another.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -349,6 +350,82 @@ TEST(Contract, TasksArePricedAsTheWorkTheyDo) {
   EXPECT_TRUE(stacked);
   EXPECT_TRUE(slab);
   EXPECT_TRUE(two_layouts);
+}
+
+TEST(Contract, BatchMatchesItsContractionsOneAfterAnother) {
+  blas::ensure_loaded();
+  // Three contractions accumulate into C, cut differently (stacked tasks over short occupied
+  // tiles, both operands permuted, slabs of one large block), and a fourth writes D. Batched on
+  // two workers under every inspector policy, C and D must be exactly what the four give run one
+  // after another: the tasks writing a block of C run in item order.
+  auto o = space(12, 2, 2), v = space(8, 4, 2), x = space(64, 64, 1);
+  auto shape = [](std::vector<SpacePtr> spaces) {
+    const auto rank = static_cast<int>(spaces.size());
+    return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
+                                        std::vector<int>(static_cast<std::size_t>(rank), 0));
+  };
+  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v}), ovov = shape({o, v, o, v});
+  auto oox = shape({o, o, x}), xvv = shape({x, v, v});
+  BlockTensor t(oovv), w(vvvv), u(ovov), y(oox), z(xvv);
+  for (auto [tensor, seed] : {std::pair{&t, 1}, {&w, 2}, {&u, 3}, {&y, 4}, {&z, 5}})
+    fill_random(*tensor, static_cast<std::uint64_t>(seed));
+  const CostModel model = measured_like_model();
+  auto plan = [&](ShapePtr c, LabelList lc, ShapePtr a, LabelList la, ShapePtr b, LabelList lb) {
+    return ContractionPlan({c, lc, "C"}, {a, la, "A"}, {b, lb, "B"}, PlanLayout::inspector, model,
+                           2);
+  };
+  std::vector<ContractionPlan> plans;
+  plans.push_back(
+      plan(oovv, {"i", "j", "a", "b"}, oovv, {"i", "j", "c", "d"}, vvvv, {"c", "d", "a", "b"}));
+  plans.push_back(
+      plan(oovv, {"i", "j", "a", "b"}, ovov, {"i", "c", "j", "d"}, vvvv, {"a", "c", "b", "d"}));
+  plans.push_back(plan(oovv, {"i", "j", "a", "b"}, oox, {"i", "j", "k"}, xvv, {"k", "a", "b"}));
+  plans.push_back(
+      plan(ovov, {"i", "a", "j", "b"}, oovv, {"i", "j", "c", "d"}, vvvv, {"c", "d", "a", "b"}));
+  const std::pair<const BlockTensor*, const BlockTensor*> operands[] = {
+      {&t, &w}, {&u, &w}, {&y, &z}, {&t, &w}};
+  const double alphas[] = {1.0, -0.5, 2.0, 0.25};
+  auto items_into = [&](BlockTensor& c, BlockTensor& d) {
+    std::vector<BatchItem> items;
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      items.push_back(
+          {&plans[i], alphas[i], operands[i].first, operands[i].second, i < 3 ? &c : &d});
+    return items;
+  };
+  BlockTensor c0(oovv), d0(ovov);
+  Executor one(1);
+  for (const BatchItem& item : items_into(c0, d0))
+    contract(*item.plan, item.alpha, *item.a, *item.b, *item.c, one);
+  const auto expected_c = dense(c0), expected_d = dense(d0);
+  for (const std::string& policy : policy_names()) {
+    if (policy == "tce") continue;
+    SCOPED_TRACE(policy);
+    BlockTensor c(oovv), d(ovov);
+    Executor two(2, policy);
+    const auto items = items_into(c, d);
+    const BatchStats stats = contract_batch(items, two);
+    EXPECT_EQ(dense(c), expected_c);
+    EXPECT_EQ(dense(d), expected_d);
+    ASSERT_EQ(stats.item_task_seconds.size(), plans.size());
+    ASSERT_EQ(stats.run.segment_phases.size(), plans.size());
+    std::size_t tasks = 0;
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      EXPECT_EQ(stats.item_task_seconds[i], plans[i].measured_seconds());
+      EXPECT_EQ(stats.item_task_seconds[i].size(), plans[i].tasks().size());
+      for (double seconds : stats.item_task_seconds[i]) EXPECT_GT(seconds, 0.0);
+      tasks += plans[i].tasks().size();
+      const PhaseSeconds& work = stats.run.segment_phases[i];
+      EXPECT_GT(work[static_cast<std::size_t>(Phase::gemm)], 0.0);
+      EXPECT_EQ(work[static_cast<std::size_t>(Phase::fetch)], 0.0);
+      EXPECT_EQ(work[static_cast<std::size_t>(Phase::wait)], 0.0);
+    }
+    EXPECT_EQ(stats.run.tasks, static_cast<task_id_t>(tasks));
+  }
+  // An item may not read what another of the batch writes.
+  BlockTensor c(oovv), d(ovov);
+  auto items = items_into(c, d);
+  items[1].a = &d;  // the shape of u, but the output of the fourth item
+  EXPECT_THROW(contract_batch(items, one), InputError);
 }
 
 TEST(Contract, ReportsTheFirstTaskError) {

@@ -88,7 +88,7 @@ double cost_class(double cost) {
   return 8.0 * (exponent - 1) + std::floor(8.0 * (2.0 * mantissa - 1.0));
 }
 
-TEST(Sched, DecreasingCostOrderSortsByCostClassThenIndex) {
+TEST(Sched, DecreasingCostOrderSortsByStageThenCostClassThenIndex) {
   DecreasingCostOrder order;  // reused, as a policy keeps it
   for (unsigned seed = 0; seed < 20; ++seed) {
     // Rounded costs tie exactly; the others spread over many classes, some of them shared.
@@ -104,6 +104,15 @@ TEST(Sched, DecreasingCostOrderSortsByCostClassThenIndex) {
     });
     const auto sorted = order.sort(costs);
     EXPECT_EQ(std::vector<task_id_t>(sorted.begin(), sorted.end()), expected) << seed;
+    // With stages, stage first: the same order within each stage.
+    std::vector<std::int32_t> stages(costs.size());
+    for (std::size_t t = 0; t < stages.size(); ++t)
+      stages[t] = static_cast<std::int32_t>(t * 7 % 3);
+    std::stable_sort(expected.begin(), expected.end(), [&](task_id_t x, task_id_t y) {
+      return stages[static_cast<std::size_t>(x)] < stages[static_cast<std::size_t>(y)];
+    });
+    const auto staged = order.sort(costs, stages);
+    EXPECT_EQ(std::vector<task_id_t>(staged.begin(), staged.end()), expected) << seed;
   }
   // A class spans at most a ratio of 9/8 (12.5%): costs 13% apart fall in different classes.
   const std::vector<double> close{1.0, 1.13, 1.13 * 1.13, 1.13 * 1.13 * 1.13};

@@ -129,10 +129,16 @@ def test_each_run_is_predicted_with_the_correction_learned_before_it():
 def test_phases_add_up_to_workers_times_wall():
     ctx, r2, term, plan = planned("steal", threads=2)
     a, b = term.factors
-    run = _core.contract(plan, 0.5, a.tensor._core, b.tensor._core, r2._core, ctx.executor)
+    item = (plan, 0.5, a.tensor._core, b.tensor._core, r2._core)
+    run = _core.contract_batch([item], ctx.executor)
     assert set(run["phases"]) == set(PHASES)
     assert sum(run["phases"].values()) == pytest.approx(2 * run["seconds"], rel=1e-9)
     assert len(run["task_seconds"]) == plan.num_tasks
+    # The work of the run's one contraction is all the run's work.
+    (own,) = run["items"]
+    for phase in ("permute", "gemm", "accumulate"):
+        assert own["phases"][phase] == pytest.approx(run["phases"][phase], rel=1e-9)
+    assert own["phases"]["fetch"] == own["phases"]["wait"] == 0.0
 
 
 def test_trace_has_a_row_per_worker_and_a_slice_per_phase(tmp_path):
