@@ -397,11 +397,16 @@ TEST(Contract, BatchMatchesItsContractionsOneAfterAnother) {
   for (const BatchItem& item : items_into(c0, d0))
     contract(*item.plan, item.alpha, *item.a, *item.b, *item.c, one);
   const auto expected_c = dense(c0), expected_d = dense(d0);
-  for (const std::string& policy : policy_names()) {
-    if (policy == "tce") continue;
-    SCOPED_TRACE(policy);
+  // buckets twice: one group of two workers, and two groups (a counter each).
+  std::vector<std::pair<std::string, int>> runs{{"buckets", 1}};
+  for (const std::string& policy : policy_names())
+    if (policy != "tce") runs.emplace_back(policy, 0);
+  for (const auto& [policy, group_size] : runs) {
+    SCOPED_TRACE(policy + " groups of " + std::to_string(group_size));
     BlockTensor c(oovv), d(ovov);
-    Executor two(2, policy);
+    PolicyOptions options;
+    options.group_size = group_size;
+    Executor two(2, policy, options);
     const auto items = items_into(c, d);
     const BatchStats stats = contract_batch(items, two);
     EXPECT_EQ(dense(c), expected_c);
