@@ -35,6 +35,13 @@ SpacePtr space(int n, extent_t tile, int irreps) {
   return std::make_shared<IndexSpace>(orbs, tile);
 }
 
+// A shape over `spaces` with no permutational symmetry.
+ShapePtr shape(std::vector<SpacePtr> spaces) {
+  const auto rank = static_cast<int>(spaces.size());
+  return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
+                                      std::vector<int>(static_cast<std::size_t>(rank), 0));
+}
+
 std::vector<double> dense(const BlockTensor& t) {
   std::vector<double> d(static_cast<std::size_t>(t.shape().dense_elements()), 0.0);
   to_dense(t, d.data());
@@ -72,12 +79,9 @@ TEST(Contract, MatchesNaiveLoops) {
   auto o = space(5, 2, 2), v = space(7, 3, 2);
   // C[a,b,i,j] = A[i,a,k,c] * B[c,k,j,b]: rows (a,i) and columns (b,j) interleave in C, so the
   // result goes through scratch and a permutation.
-  auto sa = std::make_shared<BlockShape>(std::vector<SpacePtr>{o, v, o, v}, PermutationGroup(4),
-                                         std::vector<int>{0, 0, 0, 0});
-  auto sb = std::make_shared<BlockShape>(std::vector<SpacePtr>{v, o, o, v}, PermutationGroup(4),
-                                         std::vector<int>{0, 0, 0, 0});
-  auto sc = std::make_shared<BlockShape>(std::vector<SpacePtr>{v, v, o, o}, PermutationGroup(4),
-                                         std::vector<int>{0, 0, 0, 0});
+  auto sa = shape({o, v, o, v});
+  auto sb = shape({v, o, o, v});
+  auto sc = shape({v, v, o, o});
   BlockTensor a(sa), b(sb);
   fill_random(a, 1);
   fill_random(b, 2);
@@ -102,11 +106,7 @@ TEST(Contract, StackedTasksStayFineEnoughForTheirWorkers) {
   // C[i,j,a,b] = A[i,j,c,d] * B[c,d,a,b] with short occupied tiles: the output blocks of one
   // (a, b) read the same B blocks, so the inspector stacks many of them into one task.
   auto o = space(12, 2, 1), v = space(8, 4, 1);
-  auto shape = [](SpacePtr x, SpacePtr y) {
-    return std::make_shared<BlockShape>(std::vector<SpacePtr>{x, x, y, y}, PermutationGroup(4),
-                                        std::vector<int>{0, 0, 0, 0});
-  };
-  auto sa = shape(o, v), sb = shape(v, v), sc = shape(o, v);
+  auto sa = shape({o, o, v, v}), sb = shape({v, v, v, v}), sc = shape({o, o, v, v});
   BlockTensor a(sa), b(sb);
   fill_random(a, 3);
   fill_random(b, 4);
@@ -148,12 +148,9 @@ TEST(Contract, BlocksStackOnlyWhereTheModelPricesItCheaper) {
   // matrix, transposing it: the model prices that above the GEMM calls it saves, so every block
   // stays its own task. A model in which copying is free and GEMM calls are dear stacks them.
   auto o = space(4, 4, 1), v = space(36, 12, 1);
-  auto sa = std::make_shared<BlockShape>(std::vector<SpacePtr>{o, v, v, v}, PermutationGroup(4),
-                                         std::vector<int>{0, 0, 0, 0});
-  auto sb = std::make_shared<BlockShape>(std::vector<SpacePtr>{o, v}, PermutationGroup(2),
-                                         std::vector<int>{0, 0});
-  auto sc = std::make_shared<BlockShape>(std::vector<SpacePtr>{v, v}, PermutationGroup(2),
-                                         std::vector<int>{0, 0});
+  auto sa = shape({o, v, v, v});
+  auto sb = shape({o, v});
+  auto sc = shape({v, v});
   BlockTensor a(sa), b(sb);
   fill_random(a, 5);
   fill_random(b, 6);
@@ -186,11 +183,6 @@ TEST(Contract, SlabsOfOneBlockMatchNaiveLoops) {
   // The summed label k of the 3-index cases has its own long space, so that their blocks hold
   // enough flops for several slabs of at least min_slab_flops.
   auto o = space(8, 64, 1), v = space(10, 64, 1), x = space(64, 64, 1);
-  auto shape = [](std::vector<SpacePtr> spaces) {
-    const auto rank = static_cast<int>(spaces.size());
-    return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
-                                        std::vector<int>(static_cast<std::size_t>(rank), 0));
-  };
   auto space_of = [&](char label) {
     return label == 'k' ? x : label >= 'i' && label <= 'n' ? o : v;
   };
@@ -313,14 +305,9 @@ TEST(Contract, TasksArePricedAsTheWorkTheyDo) {
   auto pair_swapped = std::make_shared<BlockShape>(std::vector<SpacePtr>{o, v, o, v},
                                                    PermutationGroup(4, {{{2, 3, 0, 1}, 1}}),
                                                    std::vector<int>{0, 0, 0, 0});
-  auto plain = [](std::vector<SpacePtr> spaces) {
-    const auto rank = static_cast<int>(spaces.size());
-    return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
-                                        std::vector<int>(static_cast<std::size_t>(rank), 0));
-  };
-  auto vv = plain({v, v, v, v}), ovov = plain({o, o, v, v});
+  auto vv = shape({v, v, v, v}), ovov = shape({o, o, v, v});
   auto x = space(8, 64, 1), y = space(10, 64, 1), k = space(64, 64, 1);
-  auto axi = plain({y, k, x}), xky = plain({x, k, y}), yxxy = plain({y, x, x, y});
+  auto axi = shape({y, k, x}), xky = shape({x, k, y}), yxxy = shape({y, x, x, y});
   bool stacked = false, slab = false, two_layouts = false;
   for (int workers : {1, 4}) {
     const ContractionPlan plans[] = {
@@ -359,11 +346,6 @@ TEST(Contract, BatchMatchesItsContractionsOneAfterAnother) {
   // two workers under every inspector policy, C and D must be exactly what the four give run one
   // after another: the tasks writing a block of C run in item order.
   auto o = space(12, 2, 2), v = space(8, 4, 2), x = space(64, 64, 1);
-  auto shape = [](std::vector<SpacePtr> spaces) {
-    const auto rank = static_cast<int>(spaces.size());
-    return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
-                                        std::vector<int>(static_cast<std::size_t>(rank), 0));
-  };
   auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v}), ovov = shape({o, v, o, v});
   auto oox = shape({o, o, x}), xvv = shape({x, v, v});
   BlockTensor t(oovv), w(vvvv), u(ovov), y(oox), z(xvv);
