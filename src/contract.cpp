@@ -247,13 +247,14 @@ class BatchTasks {
   }
 
   void order_shared_blocks(std::span<const BatchItem> items) {
-    // Per output tensor: the item that wrote each block first, and the block's counter (-1:
-    // one item alone writes it), then how many tasks have written it so far.
+    // Per output tensor and block: the first item writing it; its counter in done_ (-1 while
+    // one item alone writes it); then, item by item, the tasks that wrote it so far and the
+    // latest stage among them.
     struct Output {
       std::vector<std::int32_t> first_writer;
       std::vector<std::int64_t> counter;
       std::vector<std::int32_t> written;
-      std::vector<std::int32_t> stage;  // the latest stage of a task that wrote the block
+      std::vector<std::int32_t> stage;
     };
     std::map<const BlockTensor*, Output> outputs;
     for (const BatchItem& item : items) {
@@ -339,13 +340,8 @@ BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, 
   TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), tasks.stages()};
   const bool alone = items.size() == 1;
   if (alone) pool.loop = items[0].plan->loop();  // the TCE baseline runs one loop at a time
-  double flops = 0.0;
-  for (const BatchItem& item : items) flops += item.plan->executed_flops();
-  const double mean_task_flops =
-      flops / static_cast<double>(std::max<std::size_t>(1, tasks.costs().size()));
-  const double threshold = executor.policy_options().blas_parallel_task_flops;
   BatchStats stats;
-  if (alone && executor.threads() > 1 && threshold > 0 && mean_task_flops >= threshold)
+  if (alone && uses_threaded_blas(*items[0].plan, executor))
     stats.run = executor.run_with_threaded_blas(pool, body);
   else
     stats.run = executor.run(pool, body, tasks.ordered() ? &ready : nullptr);
@@ -368,6 +364,12 @@ ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a
   stats.run = std::move(batch.run);
   stats.flops = batch.item_flops[0];
   return stats;
+}
+
+bool uses_threaded_blas(const ContractionPlan& plan, const Executor& executor) {
+  const auto tasks = static_cast<double>(std::max<std::size_t>(1, plan.tasks().size()));
+  const double threshold = executor.policy_options().blas_parallel_task_flops;
+  return executor.threads() > 1 && threshold > 0 && plan.executed_flops() / tasks >= threshold;
 }
 
 RunStats run_empty_tasks(task_id_t tasks, Executor& executor) {

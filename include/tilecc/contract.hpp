@@ -57,6 +57,10 @@ struct BatchStats {
  */
 BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine = true);
 
+/** Whether `plan` runs on `executor` one task at a time with a threaded BLAS rather than one task
+ *  per worker (see PolicyOptions::blas_parallel_task_flops); such a plan runs in no batch. */
+bool uses_threaded_blas(const ContractionPlan& plan, const Executor& executor);
+
 /** Run `tasks` empty tasks through the executor (to measure per-task dispatch overhead). */
 RunStats run_empty_tasks(task_id_t tasks, Executor& executor);
 

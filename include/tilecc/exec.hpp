@@ -83,8 +83,10 @@ class Executor {
   using Ready = std::function<bool(task_id_t task)>;
   /** Run body(t, worker) for every task t of the pool, ordered by the policy. With `ready`, a task
    *  handed out before it is ready is held by its worker, which goes on with the next tasks and
-   *  starts the held ones as soon as they are ready (the tasks a task waits for must not wait
-   *  for it). The first exception thrown by a task stops the run and is rethrown here. */
+   *  starts the held ones as soon as they are ready. A worker holding such a task fetches no
+   *  more, so the run ends only if the tasks a task waits for are in earlier stages
+   *  (TaskPool::stages), which every policy hands out first. The first exception thrown by a
+   *  task stops the run and is rethrown here. */
   RunStats run(const TaskPool& pool, const Body& body, const Ready* ready = nullptr);
   /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
    *  the parallelism is inside each GEMM. */

@@ -219,6 +219,8 @@ void bind_contract(nb::module_& m) {
       },
       nb::arg("items"), nb::arg("executor"), nb::arg("refine") = true);
 
+  m.def("uses_threaded_blas", &uses_threaded_blas, nb::arg("plan"), nb::arg("executor"));
+
   m.def(
       "add",
       [](const OperandTuple& c_labels, BlockTensor& c, const OperandTuple& a_labels,

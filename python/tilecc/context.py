@@ -365,12 +365,9 @@ class Context:
         """Whether a contraction runs in no batch: all of them under ``tce`` (NWChem's TCE runs
         one contraction at a time, and is the baseline), and those whose tasks are large enough
         to parallelise inside BLAS instead."""
-        if self.policy == "tce":
-            return True
-        plan = contraction.entry.plan
-        threshold = self.blas_parallel_task_flops
-        mean_task_flops = plan.executed_flops / max(1, plan.num_tasks)
-        return self.threads > 1 and threshold > 0 and mean_task_flops >= threshold
+        return self.policy == "tce" or bool(
+            _core.uses_threaded_blas(contraction.entry.plan, self._executor)
+        )
 
     def _drop_queue(self) -> None:
         self._queue.clear()
