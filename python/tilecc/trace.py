@@ -241,15 +241,19 @@ def read_trace(path: Path) -> TraceSummary:
     try:
         data = json.loads(Path(path).read_text())
         meta = data["otherData"]
-        events = data["traceEvents"]
-        threads, policy = int(meta["threads"]), str(meta["policy"])
+        return _summarise(data["traceEvents"], int(meta["threads"]), str(meta["policy"]))
     except FileNotFoundError:
         raise ValueError(f"cannot read the trace {path}: no such file.") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(
             f"{path} is not a tilecc trace ({type(exc).__name__}: {exc}); write one with "
             f"tilecc run ... --trace PATH."
         ) from None
+
+
+def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> TraceSummary:
+    """The summary of a trace's events (raises KeyError, TypeError or ValueError on events that
+    a TraceRecorder did not write)."""
     run_names: dict[int, list[str]] = {}
     run_workers: dict[int, int] = {}
     per_run_phases: dict[int, dict[str, float]] = {}
