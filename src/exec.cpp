@@ -147,11 +147,15 @@ void Executor::work(int worker) {
           now = run_task(t, worker, now);
       clock.enter_at(Phase::fetch, -1, now);
     } catch (...) {
-      std::lock_guard lock(mutex_);
-      if (!failed_.exchange(true)) error_ = std::current_exception();
+      fail(std::current_exception());
     }
   }
   clock.enter(Phase::wait);
+}
+
+void Executor::fail(std::exception_ptr error) {
+  std::lock_guard lock(mutex_);
+  if (!failed_.exchange(true)) error_ = std::move(error);
 }
 
 bool Executor::start_held(int worker) {
@@ -185,7 +189,7 @@ void Executor::worker_loop(int worker) {
       if (stopping_) return;
     }
     seen = generation_.load();
-    work(worker);
+    (*job_)(worker);
     {
       std::lock_guard lock(mutex_);
       active_.fetch_sub(1);
@@ -248,6 +252,42 @@ RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body
   return stats;
 }
 
+void Executor::run_on_workers(const std::function<void(int worker)>& job) {
+  failed_.store(false);
+  error_ = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    job_ = &job;
+    active_.store(threads_ - 1);
+    generation_.fetch_add(1);
+  }
+  wake_.notify_all();
+  job(0);
+  if (!spin_ || !spin_until([&] { return active_.load() == 0; })) {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return active_.load() == 0; });
+  }
+  std::lock_guard lock(mutex_);
+  job_ = nullptr;
+}
+
+void Executor::for_each(std::int64_t count,
+                        const std::function<void(std::int64_t item, int worker)>& item) {
+  std::atomic<std::int64_t> next{0};
+  run_on_workers([&](int worker) {
+    while (!failed_.load(std::memory_order_relaxed)) {
+      const std::int64_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= count) return;
+      try {
+        item(i, worker);
+      } catch (...) {
+        fail(std::current_exception());
+      }
+    }
+  });
+  if (error_) std::rethrow_exception(error_);
+}
+
 RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* ready) {
   const auto tasks = static_cast<task_id_t>(pool.costs.size());
   const double start = begin_run(pool);
@@ -256,21 +296,12 @@ RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* read
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
   timeline(0).enter(Phase::fetch);
   policy_->start(pool, threads_);
-  failed_.store(false);
-  error_ = nullptr;
   {
     std::lock_guard lock(mutex_);
     body_ = &body;
     ready_ = ready;
-    active_.store(threads_ - 1);
-    generation_.fetch_add(1);
   }
-  wake_.notify_all();
-  work(0);
-  if (!spin_ || !spin_until([&] { return active_.load() == 0; })) {
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return active_.load() == 0; });
-  }
+  run_on_workers([this](int worker) { work(worker); });
   {
     std::lock_guard lock(mutex_);
     body_ = nullptr;

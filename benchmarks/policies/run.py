@@ -191,10 +191,10 @@ def targets(results: list[Result], console: Console) -> None:
                 f"ideal on 2 threads [target <= 1.05]; slowed worker: best of buckets/steal "
                 f"{slow['static-lpt'] / dynamic:.2f}x faster than static-lpt [target >= 1.25]"
             )
-    tile16 = select(workload=symmetric, tile=16, threads=1, slow="", policy="counter")
+    tile16 = select(workload=symmetric, tile=16, slow="", policy="counter")
     for r in tile16:
         console.print(
-            f"{symmetric}, tile 16: inspector {1e3 * r.inspector:.1f} ms = "
+            f"{symmetric}, tile 16, {r.threads} thread(s): inspector {1e3 * r.inspector:.2f} ms = "
             f"{100 * r.inspector / r.iteration:.1f}% of one iteration [target < 5%]"
         )
     refined = [r for r in results if r.threads == 2 and r.policy in INSPECTOR_POLICIES]

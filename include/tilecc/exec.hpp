@@ -91,9 +91,17 @@ class Executor {
   /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
    *  the parallelism is inside each GEMM. */
   RunStats run_with_threaded_blas(const TaskPool& pool, const Body& body);
+  /** Run item(i, worker) for every i in [0, count) on the workers, each taking the next i as it
+   *  finishes one: for work that is not a plan's tasks (no policy, no timeline), such as building
+   *  plans. The first exception an item throws stops the others and is rethrown here. */
+  void for_each(std::int64_t count, const std::function<void(std::int64_t item, int worker)>& item);
 
  private:
   void worker_loop(int worker);
+  /** Run job(worker) on every worker, the calling thread being worker 0, and wait for them all. */
+  void run_on_workers(const std::function<void(int worker)>& job);
+  /** Keep the first exception of a run (any worker's) to rethrow, and stop the others. */
+  void fail(std::exception_ptr error);
   void work(int worker);
   /** Start the tasks `worker` holds that are ready; whether there were any. */
   bool start_held(int worker);
@@ -122,6 +130,7 @@ class Executor {
   std::atomic<int> active_{0};
   bool spin_ = true;  ///< false when there are more workers than cores
   bool stopping_ = false;
+  const std::function<void(int worker)>* job_ = nullptr;
   const Body* body_ = nullptr;
   const Ready* ready_ = nullptr;
   std::atomic<bool> failed_{false};

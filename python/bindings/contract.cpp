@@ -10,6 +10,7 @@
 #include "bindings.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/inspect.hpp"
 #include "tilecc/kernels/triples.hpp"
 #include "tilecc/ops.hpp"
 
@@ -220,6 +221,30 @@ void bind_contract(nb::module_& m) {
       nb::arg("items"), nb::arg("executor"), nb::arg("refine") = true);
 
   m.def("uses_threaded_blas", &uses_threaded_blas, nb::arg("plan"), nb::arg("executor"));
+
+  m.def(
+      "build_plans",
+      [](const std::vector<std::tuple<OperandTuple, OperandTuple, OperandTuple>>& specs,
+         const std::string& layout, const CostModel& model, int workers, Executor& executor) {
+        const PlanLayout l = layout_named(layout);
+        std::vector<PlanRequest> requests;
+        for (const auto& [c, a, b] : specs)
+          requests.push_back({operand(c), operand(a), operand(b)});
+        BuiltPlans built;
+        {
+          nb::gil_scoped_release release;
+          built = build_plans(std::move(requests), l, model, workers, executor);
+        }
+        nb::dict d;
+        d["plans"] = nb::cast(std::move(built.plans));
+        d["workers"] = built.workers;
+        d["starts"] = built.starts;
+        d["start"] = built.start;
+        d["seconds"] = built.seconds;
+        return d;
+      },
+      nb::arg("specs"), nb::arg("layout"), nb::arg("model"), nb::arg("workers"),
+      nb::arg("executor"));
 
   m.def(
       "add",

@@ -13,7 +13,7 @@ import numpy as np
 
 from tilecc import _core, wisdom
 from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
-from tilecc.trace import Decomposition, TraceRecorder, split_run
+from tilecc.trace import Decomposition, Inspection, TraceRecorder, split_run
 
 
 def _available_cores() -> int:
@@ -233,7 +233,7 @@ class Context:
     def _built_entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
         entry = self._entry(c, a, b)
         if entry.plan is None:
-            self._build(entry)
+            self._build([entry])
         return entry
 
     def _entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
@@ -248,32 +248,43 @@ class Context:
         entry.uses += 1
         return entry
 
-    def _build(self, entry: _PlanEntry) -> None:
-        c, a, b = entry.spec
-        model = self.cost_model
-        started = _core.clock_seconds()
+    def _build(self, entries: list[_PlanEntry]) -> None:
+        """Build the plans of ``entries`` on the workers at once (see include/tilecc/inspect.hpp).
+        The inspector's time is the batch's wall time; each plan is charged its part of it, in
+        proportion to how long it took to build."""
+
+        def operand(spec: OperandSpec) -> tuple[Any, list[str], str]:
+            return spec[1], list(spec[2]), spec[3]
+
+        specs = [(operand(c), operand(a), operand(b)) for c, a, b in (e.spec for e in entries)]
         try:
-            plan = _core.ContractionPlan(
-                (c[1], list(c[2]), c[3]),
-                (a[1], list(a[2]), a[3]),
-                (b[1], list(b[2]), b[3]),
+            built: dict[str, Any] = _core.build_plans(
+                specs,
                 layout="tce" if self.policy == "tce" else "inspector",
-                model=model,
+                model=self.cost_model,
                 workers=self.threads,
+                executor=self._executor,
             )
         except BaseException:
-            self._forget(entry)
+            for entry in entries:
+                self._forget(entry)
             raise
-        plan.policy = self.policy
-        entry.plan = plan
-        entry.record = ContractionRecord(plan.expression)
-        entry.record.time.inspector += plan.inspector_seconds
-        self._unbuilt.remove(entry)
-        self._records[id(plan)] = entry.record
-        self.stats.plans_built += 1
-        self.stats.inspector_seconds += plan.inspector_seconds
-        if self._recorder is not None:
-            self._recorder.add_inspection(plan.expression, started, plan.inspector_seconds)
+        plans, wall = built["plans"], float(built["seconds"])
+        own = sum(plan.inspector_seconds for plan in plans)
+        for entry, plan, worker, start in zip(entries, plans, built["workers"], built["starts"]):
+            charged = wall * plan.inspector_seconds / own if own > 0 else wall / len(plans)
+            plan.policy = self.policy
+            entry.plan = plan
+            entry.record = ContractionRecord(plan.expression)
+            entry.record.time.inspector += charged
+            self._unbuilt.remove(entry)
+            self._records[id(plan)] = entry.record
+            if self._recorder is not None:
+                self._recorder.add_inspection(
+                    Inspection(plan.expression, worker, start, plan.inspector_seconds, charged)
+                )
+        self.stats.plans_built += len(plans)
+        self.stats.inspector_seconds += wall
 
     # -- deferred execution ----------------------------------------------------------------
     @contextmanager
@@ -350,8 +361,8 @@ class Context:
         queue = self._queue
         self._queue, self._queued_tensors = [], set()
         try:
-            for entry in list(self._unbuilt):
-                self._build(entry)
+            if self._unbuilt:
+                self._build(list(self._unbuilt))
             for step in in_batches(queue, self._runs_alone):
                 if isinstance(step, QueuedOperation):
                     step.run()

@@ -3,13 +3,14 @@
 Every contraction run charges each worker's time to one phase at a time (see
 ``include/tilecc/trace.hpp``). A :class:`Decomposition` sums them in *wall-equivalent seconds*
 (worker-seconds divided by the number of workers), so that compute + permute + scheduling + idle
-is the wall time of the runs, and the inspector (serial: every other worker waits for it) adds
-its own wall time.
+is the wall time of the runs, and the inspector adds the wall time of building the plans (the
+workers build a batch of plans at once; each plan is charged the batch's wall time in proportion to
+how long it took to build).
 
 A trace (``--trace PATH``) holds one row per worker with one slice per phase (fetch, permute,
-gemm, accumulate, wait), a row with one slice per run (of one contraction, or of several run
-together) and a row for the inspector. It opens in ui.perfetto.dev or chrome://tracing, and
-``tilecc report`` reads it back.
+gemm, accumulate, wait) and one per plan the worker built, and a row with one slice per run (of
+one contraction, or of several run together). It opens in ui.perfetto.dev or chrome://tracing,
+and ``tilecc report`` reads it back.
 
 A run of several contractions charges each one the work done for it; its fetching and waiting,
 which belong to no one contraction, are shared out by each one's part of the work
@@ -30,8 +31,8 @@ from tilecc import _core
 from tilecc.atomic import replaced_atomically
 
 PHASES: tuple[str, ...] = tuple(_core.phase_names())
-#: Rows of a trace beside the workers'.
-RUNS_ROW, INSPECTOR_ROW = 10_000, 10_001
+#: The row of a trace beside the workers': one slice per run.
+RUNS_ROW = 10_000
 
 
 @dataclass
@@ -112,6 +113,17 @@ class _Run:
 
 
 @dataclass
+class Inspection:
+    """One plan's building, as a trace shows it."""
+
+    name: str  # the plan's expression
+    worker: int  # the worker that built it
+    start: float
+    seconds: float  # its building, on that worker
+    charged: float  # its part of the batch's wall time (see the module's docstring)
+
+
+@dataclass
 class TraceRecorder:
     """Collects the phase slices of every contraction run of a Context, and writes them as a
     Chrome trace."""
@@ -119,7 +131,7 @@ class TraceRecorder:
     policy: str
     threads: int
     runs: list[_Run] = field(default_factory=list)
-    inspections: list[tuple[str, float, float]] = field(default_factory=list)
+    inspections: list[Inspection] = field(default_factory=list)
 
     def add_run(self, names: list[str], run: dict[str, Any], events: dict[str, np.ndarray]) -> None:
         """One run of the contractions ``names`` (run together); phase slices carry their
@@ -136,11 +148,11 @@ class TraceRecorder:
             )
         )
 
-    def add_inspection(self, name: str, start: float, seconds: float) -> None:
-        self.inspections.append((name, start, seconds))
+    def add_inspection(self, inspection: Inspection) -> None:
+        self.inspections.append(inspection)
 
     def _events(self) -> Iterable[dict[str, Any]]:
-        starts = [r.start for r in self.runs] + [s for _, s, _ in self.inspections]
+        starts = [r.start for r in self.runs] + [i.start for i in self.inspections]
         origin = min(starts, default=0.0)
 
         def us(t: float) -> float:
@@ -155,8 +167,13 @@ class TraceRecorder:
                 "name": "thread_name",
                 "args": {"name": f"worker {w}"},
             }
-        for tid, label in ((RUNS_ROW, "contractions"), (INSPECTOR_ROW, "inspector")):
-            yield {"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": label}}
+        yield {
+            "ph": "M",
+            "pid": 1,
+            "tid": RUNS_ROW,
+            "name": "thread_name",
+            "args": {"name": "contractions"},
+        }
         for index, r in enumerate(self.runs):
             yield {
                 "ph": "X",
@@ -194,15 +211,16 @@ class TraceRecorder:
                     "dur": round((end - start) * 1e6, 3),
                     "args": {"run": index, "task": task, "segment": segment},
                 }
-        for name, start, seconds in self.inspections:
+        for i in self.inspections:
             yield {
                 "ph": "X",
                 "pid": 1,
-                "tid": INSPECTOR_ROW,
-                "name": f"inspect {name}",
+                "tid": i.worker,
+                "name": f"inspect {i.name}",
                 "cat": "inspector",
-                "ts": us(start),
-                "dur": round(seconds * 1e6, 3),
+                "ts": us(i.start),
+                "dur": round(i.seconds * 1e6, 3),
+                "args": {"charged": i.charged},
             }
 
     def write(self, path: Path) -> None:
@@ -280,7 +298,7 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
             slices.append((int(e["tid"]), e["name"], float(e["ts"]) * 1e-6, dur))
         elif cat == "inspector":
             name = e["name"].removeprefix("inspect ")
-            inspector[name] = inspector.get(name, 0.0) + dur
+            inspector[name] = inspector.get(name, 0.0) + float(e["args"]["charged"])
     per_contraction: dict[str, Decomposition] = {}
     for run, names in run_names.items():
         owned = [per_segment_phases.get((run, s), {}) for s in range(len(names))]

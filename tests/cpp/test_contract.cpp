@@ -1,8 +1,9 @@
 // Contractions through plan + executor against naive loops over the dense tensors (one generic
 // loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks
 // and the model's say over stacking, and slabs of single blocks on every output layout; and the
-// plan's task prices against the same pricing written out afresh; and batches of contractions
-// against the same contractions run one after another.
+// plan's task prices against the same pricing written out afresh; batches of contractions
+// against the same contractions run one after another; and plans built together on the workers
+// against plans built one by one.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -14,6 +15,7 @@
 #include "tilecc/blas.hpp"
 #include "tilecc/contract.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/inspect.hpp"
 #include "tilecc/ops.hpp"
 
 namespace tilecc {
@@ -427,6 +429,62 @@ TEST(Contract, ReportsTheFirstTaskError) {
   std::atomic<int> ran{0};
   ex.run({costs}, [&](task_id_t, int) { ++ran; });
   EXPECT_EQ(ran.load(), 100);
+}
+
+TEST(Contract, PlansBuiltTogetherAreThePlansBuiltOneByOne) {
+  auto o = space(12, 2, 2), v = space(8, 4, 2), x = space(64, 64, 1);
+  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v}), ovov = shape({o, v, o, v});
+  auto oox = shape({o, o, x}), xvv = shape({x, v, v});
+  const CostModel model = measured_like_model();
+  std::vector<PlanRequest> requests = {
+      {{oovv, {"i", "j", "a", "b"}, "C"},
+       {oovv, {"i", "j", "c", "d"}, "T"},
+       {vvvv, {"c", "d", "a", "b"}, "W"}},
+      {{oovv, {"i", "j", "a", "b"}, "C"},
+       {ovov, {"i", "c", "j", "d"}, "U"},
+       {vvvv, {"a", "c", "b", "d"}, "W"}},
+      {{oovv, {"i", "j", "a", "b"}, "C"}, {oox, {"i", "j", "k"}, "Y"}, {xvv, {"k", "a", "b"}, "Z"}},
+      {{ovov, {"i", "a", "j", "b"}, "D"},
+       {oovv, {"i", "j", "c", "d"}, "T"},
+       {vvvv, {"c", "d", "a", "b"}, "W"}},
+  };
+  Executor ex(2, "counter", {}, SlowWorker{});
+  for (PlanLayout layout : {PlanLayout::inspector, PlanLayout::tce}) {
+    const BuiltPlans built = build_plans(requests, layout, model, 2, ex);
+    ASSERT_EQ(built.plans.size(), requests.size());
+    ASSERT_EQ(built.workers.size(), requests.size());
+    double own = 0.0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const ContractionPlan alone(requests[i].c, requests[i].a, requests[i].b, layout, model, 2);
+      const ContractionPlan& p = built.plans[i];
+      EXPECT_EQ(p.expression(), alone.expression());
+      EXPECT_EQ(p.tasks().size(), alone.tasks().size());
+      ASSERT_EQ(p.products().size(), alone.products().size());
+      for (std::size_t k = 0; k < p.products().size(); ++k) {
+        EXPECT_EQ(p.products()[k].a_slot, alone.products()[k].a_slot);
+        EXPECT_EQ(p.products()[k].b_slot, alone.products()[k].b_slot);
+        EXPECT_EQ(p.products()[k].scale, alone.products()[k].scale);
+      }
+      EXPECT_EQ(p.estimated_seconds(), alone.estimated_seconds());
+      EXPECT_EQ(p.loop(), alone.loop());
+      EXPECT_TRUE(built.workers[i] == 0 || built.workers[i] == 1);
+      EXPECT_GE(built.starts[i], built.start);
+      own += p.inspector_seconds();
+    }
+    // Two workers: the batch takes no longer than its plans one after another (and some slack
+    // for waking the second worker; wall time is not what this test checks).
+    EXPECT_GT(built.seconds, 0.0);
+    EXPECT_LE(built.seconds, own + 1.0);
+  }
+  // Of two bad requests, the error is the first one's, whichever worker reached it first.
+  requests[1].a.labels = {"i", "c", "j"};
+  requests[3].b.labels = {"c", "d", "a", "q"};
+  try {
+    build_plans(requests, PlanLayout::inspector, model, 2, ex);
+    FAIL() << "a bad request was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("U[i,c,j] gives 3 labels"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -119,6 +119,25 @@ def test_contractions_run_together_are_each_charged_their_own_work(tmp_path, pol
     assert len(runs) == (3 if policy == "tce" else 2)  # NWChem's baseline runs one at a time
 
 
+def test_plans_built_together_share_the_batch_wall_time(tmp_path):
+    ctx = tilecc.Context(threads=2, trace=True)
+    ring_block(ctx)
+    records = ctx.contractions
+    # The three plans were built on the two workers at once: the inspector's time is the batch's
+    # wall time, and each contraction is charged its part of it.
+    assert ctx.stats.inspector_seconds > 0
+    assert sum(r.time.inspector for r in records) == pytest.approx(ctx.stats.inspector_seconds)
+    ctx.write_trace(tmp_path / "trace.json")
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    inspections = [e for e in events if e.get("cat") == "inspector"]
+    assert len(inspections) == 3 and {e["tid"] for e in inspections} <= {0, 1}
+    charged = sum(e["args"]["charged"] for e in inspections)
+    assert charged == pytest.approx(ctx.stats.inspector_seconds)
+    report = tilecc.trace.read_trace(tmp_path / "trace.json").per_contraction
+    for r in records:
+        assert report[r.expression].inspector == pytest.approx(r.time.inspector)
+
+
 def test_reading_a_queued_tensor_inside_the_block_runs_the_queue_first():
     ctx, t, x = one_thread_with_output()
     w, f = t["w"], t["f"]
