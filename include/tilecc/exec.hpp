@@ -92,8 +92,9 @@ class Executor {
    *  the parallelism is inside each GEMM. */
   RunStats run_with_threaded_blas(const TaskPool& pool, const Body& body);
   /** Run item(i, worker) for every i in [0, count) on the workers, each taking the next i as it
-   *  finishes one: for work that is not a plan's tasks (no policy, no timeline), such as building
-   *  plans. The first exception an item throws stops the others and is rethrown here. */
+   *  finishes one (a single item runs on the calling thread): for work that is not a plan's tasks
+   *  (no policy, no timeline), such as building plans. The first exception an item throws stops
+   *  the others and is rethrown here. */
   void for_each(std::int64_t count, const std::function<void(std::int64_t item, int worker)>& item);
 
  private:
