@@ -1,7 +1,7 @@
 #pragma once
 /** @file The inspector over a batch: the plans of several contractions, built on the executor's
- * workers at once. A CC update needs tens of plans, each independent of the others, so with two
- * workers their building takes about half the wall time it takes one after another. */
+ * workers at once. A CC update needs tens of plans, each independent of the others, so every
+ * worker can build some of them. */
 #include <vector>
 
 #include "tilecc/exec.hpp"
