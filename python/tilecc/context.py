@@ -13,7 +13,13 @@ import numpy as np
 
 from tilecc import _core, wisdom
 from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
-from tilecc.trace import Decomposition, Inspection, TraceRecorder, split_run
+from tilecc.trace import (
+    Decomposition,
+    Inspection,
+    TraceRecorder,
+    proportional_shares,
+    split_run,
+)
 
 
 def _available_cores() -> int:
@@ -270,9 +276,11 @@ class Context:
                 self._forget(entry)
             raise
         plans, wall = built["plans"], float(built["seconds"])
-        own = sum(plan.inspector_seconds for plan in plans)
-        for entry, plan, worker, start in zip(entries, plans, built["workers"], built["starts"]):
-            charged = wall * plan.inspector_seconds / own if own > 0 else wall / len(plans)
+        shares = proportional_shares([plan.inspector_seconds for plan in plans])
+        for entry, plan, worker, start, share in zip(
+            entries, plans, built["workers"], built["starts"], shares
+        ):
+            charged = wall * share
             plan.policy = self.policy
             entry.plan = plan
             entry.record = ContractionRecord(plan.expression)

@@ -82,6 +82,13 @@ class Decomposition:
 WORK_PHASES: tuple[str, ...] = ("permute", "gemm", "accumulate")
 
 
+def proportional_shares(weights: list[float]) -> list[float]:
+    """Each weight's fraction of their sum (equal fractions when they sum to 0): how a run's
+    shared time, or a batch's inspector time, is charged to the contractions in it."""
+    total = sum(weights)
+    return [w / total if total > 0 else 1.0 / len(weights) for w in weights]
+
+
 def split_run(
     phases: dict[str, float], own: list[dict[str, float]], workers: int
 ) -> list[Decomposition]:
@@ -89,9 +96,7 @@ def split_run(
     phase and each contraction's ``own`` (the work done for it): each gets its own work, plus the
     run's time in no contraction (fetching, waiting) in proportion to its part of the work. The
     parts add up to the run's decomposition."""
-    work = [sum(o.get(name, 0.0) for name in WORK_PHASES) for o in own]
-    total = sum(work)
-    shares = [w / total if total > 0 else 1.0 / len(own) for w in work]
+    shares = proportional_shares([sum(o.get(name, 0.0) for name in WORK_PHASES) for o in own])
     unowned = {name: phases.get(name, 0.0) - sum(o.get(name, 0.0) for o in own) for name in PHASES}
     parts = []
     for o, share in zip(own, shares):
