@@ -21,7 +21,7 @@ constexpr double spin_seconds = 2e-3;
 constexpr std::size_t most_held = 1;
 
 // Tells the core that this thread is spinning (it yields the pipeline to the other hyperthread).
-void pause() {
+void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
@@ -33,7 +33,7 @@ bool spin_until(Ready&& ready) {
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (ready()) return true;
-      pause();
+      spin_pause();
     }
     if (clock_seconds() > until) return ready();
   }
@@ -130,7 +130,7 @@ void Executor::work(int worker) {
         if (held.empty()) break;
         // Waiting for other workers to finish what the held tasks wait for.
         clock.enter(Phase::wait);
-        pause();
+        spin_pause();
         continue;
       }
       const std::span<const task_id_t> tasks = policy_->next(worker);

@@ -415,8 +415,9 @@ class Context:
         self.stats.shared_calls += int(run["shared_calls"])
         per_item = run["items"]
         parts = split_run(run["phases"], [item["phases"] for item in per_item], self.threads)
-        all_tasks = sum(len(item["task_seconds"]) for item in per_item)
-        for plan, item, part in zip(plans, per_item, parts):
+        # The run's counter fetches or steals are shared out by each contraction's tasks.
+        call_shares = proportional_shares([float(len(item["task_seconds"])) for item in per_item])
+        for plan, item, part, call_share in zip(plans, per_item, parts, call_shares):
             tasks = len(item["task_seconds"])
             self.stats.contractions += 1
             self.stats.tasks += tasks
@@ -427,7 +428,7 @@ class Context:
             record.calls += 1
             record.tasks += tasks
             record.flops += float(item["flops"])
-            record.shared_calls += int(run["shared_calls"]) * tasks / max(1, all_tasks)
+            record.shared_calls += int(run["shared_calls"]) * call_share
             record.time.add(part)
             record.imbalance.append(part.imbalance)
             error = plan.model_error()

@@ -84,7 +84,8 @@ WORK_PHASES: tuple[str, ...] = ("permute", "gemm", "accumulate")
 
 def proportional_shares(weights: list[float]) -> list[float]:
     """Each weight's fraction of their sum (equal fractions when they sum to 0): how a run's
-    shared time, or a batch's inspector time, is charged to the contractions in it."""
+    shared time and counter calls, or a batch's inspector time, are charged to the contractions
+    in it."""
     total = sum(weights)
     return [w / total if total > 0 else 1.0 / len(weights) for w in weights]
 
