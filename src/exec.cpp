@@ -273,8 +273,8 @@ void Executor::run_on_workers(const std::function<void(int worker)>& job) {
 
 void Executor::for_each(std::int64_t count,
                         const std::function<void(std::int64_t item, int worker)>& item) {
-  if (count == 1) {  // not worth waking the pool for
-    item(0, 0);
+  if (count <= 1) {  // not worth waking the pool for
+    if (count == 1) item(0, 0);
     return;
   }
   std::atomic<std::int64_t> next{0};
