@@ -118,6 +118,118 @@ std::vector<SummedSymmetry> summed_symmetries(const BlockShape& shape, const Ids
   return found;
 }
 
+// The summed tile tuples of a contraction, listed by irrep (the xor of their tiles' irreps): an
+// output block's products take the tuples of one irrep, the one that completes the irreps of A
+// and of the block's row tiles, so every output block whose row tiles have the same irreps walks
+// the same list. A list is made the first time a block asks for it, in lexicographic order of
+// the tuples, each with what the walk needs of it.
+class SummedTuples {
+ public:
+  struct Entry {
+    block_id_t a_offset = 0, b_offset = 0;  ///< sum of tile * stride in A's and B's tile grids
+    extent_t k = 1;                         ///< product of the tiles' extents
+    double weight = 1.0;                    ///< size of the tuple's H-orbit over its stabiliser
+  };
+  /** `h`: the summed-label permutations of the plan's symmetry H; a tuple that is not the
+   *  smallest of its H-orbit is left out (its orbit's smallest stands for it, weighted). */
+  SummedTuples(const std::array<const IndexSpace*, max_rank>& spaces, std::size_t count,
+               const std::vector<Ids>& h, const block_id_t* a_strides, const block_id_t* b_strides)
+      : spaces_(spaces), count_(count), h_(h) {
+    std::copy_n(a_strides, count, a_strides_.begin());
+    std::copy_n(b_strides, count, b_strides_.begin());
+    if (count_ == 0) return;
+    // The last summed label's tiles of each irrep, so that the walk tries only those there.
+    const IndexSpace& last = *spaces_[count_ - 1];
+    for (tile_t t = 0; t < last.num_tiles(); ++t)
+      ++last_start_[static_cast<std::size_t>(last.tile(t).irrep) + 1];
+    std::partial_sum(last_start_.begin(), last_start_.end(), last_start_.begin());
+    last_tiles_.resize(static_cast<std::size_t>(last.num_tiles()));
+    std::array<std::size_t, irreps + 1> next = last_start_;
+    for (tile_t t = 0; t < last.num_tiles(); ++t)
+      last_tiles_[next[static_cast<std::size_t>(last.tile(t).irrep)]++] = t;
+  }
+  /** The tuples whose tiles' irreps multiply to `irrep` (every tuple once if nothing is
+   *  summed: the empty tuple). */
+  std::span<const Entry> of_irrep(int irrep) {
+    const auto g = count_ == 0 ? std::size_t{0} : static_cast<std::size_t>(irrep);
+    if (!listed_[g]) {
+      listed_[g] = true;
+      ranges_[g].first = entries_.size();
+      list(g);
+      ranges_[g].second = entries_.size();
+    }
+    return std::span(entries_).subspan(ranges_[g].first, ranges_[g].second - ranges_[g].first);
+  }
+
+ private:
+  static constexpr std::size_t irreps = 8;  // D2h and its subgroups
+  /** Appends the tuples of `irrep` to entries_. */
+  void list(std::size_t irrep) {
+    if (count_ == 0) {
+      entries_.push_back(Entry{});
+      return;
+    }
+    // Odometer over all summed tiles but the last, which takes only the tiles of its irrep.
+    std::array<tile_t, max_rank> u{}, image{};
+    const std::size_t last = count_ - 1;
+    for (;;) {
+      Entry outer;
+      int g = static_cast<int>(irrep);
+      for (std::size_t q = 0; q < last; ++q) {
+        const Tile& tile = spaces_[q]->tile(u[q]);
+        outer.a_offset += static_cast<block_id_t>(u[q]) * a_strides_[q];
+        outer.b_offset += static_cast<block_id_t>(u[q]) * b_strides_[q];
+        outer.k *= tile.extent;
+        g ^= tile.irrep;
+      }
+      const auto gu = static_cast<std::size_t>(g);
+      for (std::size_t i = last_start_[gu]; i < last_start_[gu + 1]; ++i) {
+        const tile_t t = last_tiles_[i];
+        u[last] = t;
+        Entry e = outer;
+        e.a_offset += static_cast<block_id_t>(t) * a_strides_[last];
+        e.b_offset += static_cast<block_id_t>(t) * b_strides_[last];
+        e.k *= spaces_[last]->tile(t).extent;
+        if (h_.size() > 1) {
+          // Kept only if no permutation in H maps it to a smaller tuple; weighted by its
+          // orbit's size, |H| over the permutations that fix it.
+          int stabiliser = 0;
+          bool smallest = true;
+          for (const Ids& rho : h_) {
+            for (std::size_t q = 0; q < count_; ++q)
+              image[q] = u[static_cast<std::size_t>(rho[static_cast<int>(q)])];
+            if (std::lexicographical_compare(image.begin(), image.begin() + count_, u.begin(),
+                                             u.begin() + count_)) {
+              smallest = false;
+              break;
+            }
+            stabiliser += std::equal(image.begin(), image.begin() + count_, u.begin()) ? 1 : 0;
+          }
+          if (!smallest) continue;
+          e.weight = static_cast<double>(h_.size()) / stabiliser;
+        }
+        entries_.push_back(e);
+      }
+      std::size_t q = last;
+      while (q > 0 && ++u[q - 1] == spaces_[q - 1]->num_tiles()) u[--q] = 0;
+      if (q == 0) break;
+    }
+  }
+
+  std::array<const IndexSpace*, max_rank> spaces_;
+  std::size_t count_;
+  const std::vector<Ids>& h_;
+  std::array<block_id_t, max_rank> a_strides_{}, b_strides_{};
+  // last_tiles_[last_start_[g] .. last_start_[g + 1]) are the last summed label's tiles of irrep g.
+  std::vector<tile_t> last_tiles_;
+  std::array<std::size_t, irreps + 1> last_start_{};
+  // The lists, one after another in the order they were asked for: irrep g's is
+  // entries_[ranges_[g].first .. ranges_[g].second).
+  std::vector<Entry> entries_;
+  std::array<std::pair<std::size_t, std::size_t>, irreps> ranges_{};
+  std::array<bool, irreps> listed_{};
+};
+
 // Zeroing a task's R before its GEMMs accumulate into it, priced as a copy of its elements.
 double fill_seconds(const CostModel& model, extent_t elements) {
   return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
@@ -310,30 +422,13 @@ void ContractionPlan::build(Prices& prices) {
     summed_space[q] = &sa.space(a_ids.find(summed[static_cast<int>(q)]));
     if (summed_space[q]->num_tiles() == 0) return;  // an empty sum: no products
   }
-  // A's irrep fixes the irrep of its last summed tile once every other tile is chosen, so only
-  // the tiles of that irrep are tried there (with D2h, an eighth of them).
-  // last_tiles[last_start[g] .. last_start[g + 1]) are the last summed label's tiles of irrep g
-  // (D2h and its subgroups have at most 8 irreps).
-  std::vector<tile_t> last_tiles;
-  std::array<std::size_t, 8 + 1> last_start{};
-  if (nk > 0) {
-    const IndexSpace& last = *summed_space[nk - 1];
-    for (tile_t t = 0; t < last.num_tiles(); ++t)
-      ++last_start[static_cast<std::size_t>(last.tile(t).irrep) + 1];
-    std::partial_sum(last_start.begin(), last_start.end(), last_start.begin());
-    last_tiles.resize(static_cast<std::size_t>(last.num_tiles()));
-    std::array<std::size_t, 8 + 1> next = last_start;
-    for (tile_t t = 0; t < last.num_tiles(); ++t)
-      last_tiles[next[static_cast<std::size_t>(last.tile(t).irrep)]++] = t;
-  }
-  const block_id_t a_last = nk > 0 ? a_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
-  const block_id_t b_last = nk > 0 ? b_stride[static_cast<std::size_t>(nc) + nk - 1] : 0;
+  SummedTuples tuples(summed_space, nk, h, &a_stride[static_cast<std::size_t>(nc)],
+                      &b_stride[static_cast<std::size_t>(nc)]);
 
   std::array<bool, max_rank> is_row{};  // C position p is a row label (comes from A)
   for (int id : rows) is_row[static_cast<std::size_t>(id)] = true;
   std::vector<Unit> units;
   units.reserve(static_cast<std::size_t>(sc.num_blocks()));
-  std::array<tile_t, max_rank> u{}, image{};
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
     Unit unit;
@@ -354,72 +449,32 @@ void ContractionPlan::build(Prices& prices) {
         unit.n *= tile.extent;
       }
     }
-    auto add_product = [&](block_id_t a_id, block_id_t b_id, extent_t k) {
-      // Keep one summed tuple per H-orbit (the smallest), weighted by the orbit's size. Tested
-      // before the operand blocks are looked up: it needs no memory, the lookups may miss.
-      double weight = 1.0;
-      if (h.size() > 1) {
-        int stabiliser = 0;
-        for (const Ids& rho : h) {
-          for (std::size_t q = 0; q < nk; ++q)
-            image[q] = u[static_cast<std::size_t>(rho[static_cast<int>(q)])];
-          if (std::lexicographical_compare(image.begin(), image.begin() + nk, u.begin(),
-                                           u.begin() + nk))
-            return;
-          stabiliser += std::equal(image.begin(), image.begin() + nk, u.begin()) ? 1 : 0;
-        }
-        weight = static_cast<double>(h.size()) / stabiliser;
-      }
-      const BlockShape::StoredAt at_a = sa.stored_at(a_id);
-      if (at_a.slot < 0) return;  // spin or irreps make the A block zero
-      const BlockShape::StoredAt at_b = sb.stored_at(b_id);
-      if (at_b.slot < 0) return;
-      Product pr;
+    // A's irrep and its row tiles' fix the irrep of the summed tiles.
+    extent_t summed_k = 0;
+    for (const SummedTuples::Entry& e : tuples.of_irrep(row_irrep)) {
+      const BlockShape::StoredAt at_a = sa.stored_at(a_base + e.a_offset);
+      if (at_a.slot < 0) continue;  // spin or irreps make the A block zero
+      const BlockShape::StoredAt at_b = sb.stored_at(b_base + e.b_offset);
+      if (at_b.slot < 0) continue;
+      Product& pr = products_.emplace_back();
       pr.a_slot = at_a.slot;
       pr.b_slot = at_b.slot;
       pr.recipe = recipe_for(at_a.element, at_b.element);
-      pr.scale = sa.element_sign(at_a.element) * sb.element_sign(at_b.element) * weight;
-      pr.k = k;
-      products_.push_back(pr);
-      const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-      permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
-      unit.flops += 2.0 * static_cast<double>(unit.member.m) * static_cast<double>(unit.n) *
-                    static_cast<double>(k);
-    };
-    if (nk == 0) {
-      add_product(a_base, b_base, 1);
-    } else {
-      // Odometer over all summed tiles but the last, which takes only the tiles of its irrep.
-      u.fill(0);
-      for (;;) {
-        block_id_t a_id = a_base, b_id = b_base;
-        extent_t k = 1;
-        int irrep = row_irrep;
-        for (std::size_t q = 0; q + 1 < nk; ++q) {
-          const Tile& tile = summed_space[q]->tile(u[q]);
-          a_id += static_cast<block_id_t>(u[q]) * a_stride[static_cast<std::size_t>(nc) + q];
-          b_id += static_cast<block_id_t>(u[q]) * b_stride[static_cast<std::size_t>(nc) + q];
-          k *= tile.extent;
-          irrep ^= tile.irrep;
-        }
-        const auto g = static_cast<std::size_t>(irrep);
-        for (std::size_t i = last_start[g]; i < last_start[g + 1]; ++i) {
-          const tile_t t = last_tiles[i];
-          u[nk - 1] = t;
-          add_product(a_id + static_cast<block_id_t>(t) * a_last,
-                      b_id + static_cast<block_id_t>(t) * b_last,
-                      k * summed_space[nk - 1]->tile(t).extent);
-        }
-        std::size_t q = nk - 1;
-        while (q > 0 && ++u[q - 1] == summed_space[q - 1]->num_tiles()) u[--q] = 0;
-        if (q == 0) break;
-      }
+      pr.scale = sa.element_sign(at_a.element) * sb.element_sign(at_b.element) * e.weight;
+      pr.k = e.k;
+      summed_k += e.k;
     }
     unit.last = num_products();
     if (unit.last > unit.member.first) {
+      unit.flops = 2.0 * static_cast<double>(unit.member.m) * static_cast<double>(unit.n) *
+                   static_cast<double>(summed_k);
       executed_flops_ += unit.flops;
       units.push_back(unit);
     }
+  }
+  for (const Product& pr : products_) {
+    const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
+    permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
   }
   if (layout_ == PlanLayout::tce) {
     // TCE's tasks: one per output block, in loop (slot) order, never stacked.
