@@ -236,38 +236,46 @@ double fill_seconds(const CostModel& model, extent_t elements) {
 }
 
 // The seconds of permuting each stored block of one operand into each layout asked for, priced
-// on first use.
+// on first use. Callers look a layout up once (layout()) and price blocks by its index.
 class BlockPermutePrices {
  public:
   BlockPermutePrices(const CostModel& model, const BlockShape& shape)
       : model_(model), shape_(shape) {}
-  double operator()(slot_t slot, const Axes& axes) {
+  /** The index of `axes` among the layouts priced, added if new. */
+  int layout(const Axes& axes) {
     // A plan reads an operand in one to a few layouts (one per recipe at most): a linear search.
     const auto key = std::bit_cast<std::uint64_t>(axes);
-    std::size_t layout = 0;
-    while (layout < layouts_.size() && layouts_[layout] != key) ++layout;
-    if (layout == layouts_.size()) {
-      layouts_.push_back(key);
-      seconds_.emplace_back(static_cast<std::size_t>(shape_.num_blocks()), -1.0);
-    }
-    double& s = seconds_[layout][static_cast<std::size_t>(slot)];
-    if (s < 0.0) s = model_.permute_seconds(shape_.rank(), shape_.block_extents(slot), axes);
+    for (std::size_t l = 0; l < layouts_.size(); ++l)
+      if (layouts_[l].key == key) return static_cast<int>(l);
+    layouts_.push_back({key, axes, {}});
+    return static_cast<int>(layouts_.size() - 1);
+  }
+  double operator()(slot_t slot, int layout) {
+    Layout& l = layouts_[static_cast<std::size_t>(layout)];
+    if (l.seconds.empty()) l.seconds.assign(static_cast<std::size_t>(shape_.num_blocks()), -1.0);
+    double& s = l.seconds[static_cast<std::size_t>(slot)];
+    if (s < 0.0) s = model_.permute_seconds(shape_.rank(), shape_.block_extents(slot), l.axes);
     return s;
   }
   /** A slab of the block, `width` indices of its axis `cut`: priced each time (slabs are few, and
    *  each is a block's only reader). */
-  double slab(slot_t slot, const Axes& axes, int cut, extent_t width) const {
+  double slab(slot_t slot, int layout, int cut, extent_t width) const {
     extent_t extents[max_rank];
     std::copy_n(shape_.block_extents(slot), shape_.rank(), extents);
     extents[cut] = width;
-    return model_.permute_seconds(shape_.rank(), extents, axes);
+    return model_.permute_seconds(shape_.rank(), extents,
+                                  layouts_[static_cast<std::size_t>(layout)].axes);
   }
 
  private:
+  struct Layout {
+    std::uint64_t key;  // axes, as 8 bytes
+    Axes axes;
+    std::vector<double> seconds;  // per slot, -1 until priced; allocated at the first price
+  };
   const CostModel& model_;
   const BlockShape& shape_;
-  std::vector<std::uint64_t> layouts_;        // Axes, as 8 bytes
-  std::vector<std::vector<double>> seconds_;  // per layout, per slot; -1 until priced
+  std::vector<Layout> layouts_;
 };
 
 }  // namespace
@@ -278,6 +286,23 @@ class ContractionPlan::Prices {
       : model(cost_model), a(cost_model, a_shape), b(cost_model, b_shape) {}
   const CostModel& model;
   BlockPermutePrices a, b;
+  /** The layouts each recipe reads its blocks in: A stacked (Recipe::a_rows), A and B permuted
+   *  (-1 where the recipe reads the operand in place). */
+  struct RecipeLayouts {
+    int a_rows = -1, a = -1, b = -1;
+  };
+  /** Layouts of recipes[r], looked up the first time. */
+  const RecipeLayouts& layouts(const std::vector<Recipe>& recipes, std::int32_t r) {
+    while (recipe_layouts_.size() < recipes.size()) {
+      const Recipe& rc = recipes[recipe_layouts_.size()];
+      recipe_layouts_.push_back({a.layout(rc.a_rows), rc.a.permute ? a.layout(rc.a.axes) : -1,
+                                 rc.b.permute ? b.layout(rc.b.axes) : -1});
+    }
+    return recipe_layouts_[static_cast<std::size_t>(r)];
+  }
+
+ private:
+  std::vector<RecipeLayouts> recipe_layouts_;
 };
 
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
@@ -659,8 +684,9 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices&
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
     const Product& pr = products_[static_cast<std::size_t>(p)];
     const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-    if (!rc.a.permute) extra += copies * prices.a(pr.a_slot, rc.a_rows);
-    if (rc.b.permute) extra -= (copies - 1.0) * prices.b(pr.b_slot, rc.b.axes);
+    const Prices::RecipeLayouts& layouts = prices.layouts(recipes_, pr.recipe);
+    if (!rc.a.permute) extra += copies * prices.a(pr.a_slot, layouts.a_rows);
+    if (rc.b.permute) extra -= (copies - 1.0) * prices.b(pr.b_slot, layouts.b);
     extra += model.gemm_seconds(static_cast<extent_t>(copies) * m, n, pr.k) -
              copies * model.gemm_seconds(m, n, pr.k);
   }
@@ -784,10 +810,10 @@ void ContractionPlan::price_tasks(Prices& prices) {
   modelled_.reserve(tasks_.size());
   // A permutation of a whole block, or of the slab that `cut` (a stored axis, -1 for none) and
   // the task's slab select.
-  auto permute = [](BlockPermutePrices& operand, slot_t slot, const Axes& axes, const Task& task,
+  auto permute = [](BlockPermutePrices& operand, slot_t slot, int layout, const Task& task,
                     int cut) {
-    return cut < 0 ? operand(slot, axes)
-                   : operand.slab(slot, axes, cut, task.slab.last - task.slab.first);
+    return cut < 0 ? operand(slot, layout)
+                   : operand.slab(slot, layout, cut, task.slab.last - task.slab.first);
   };
   for (const Task& task : tasks_) {
     const Member* mem = &members_[static_cast<std::size_t>(task.first_member)];
@@ -800,17 +826,18 @@ void ContractionPlan::price_tasks(Prices& prices) {
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
       const Recipe& lr = recipes_[static_cast<std::size_t>(lead.recipe)];
+      const Prices::RecipeLayouts& layouts = prices.layouts(recipes_, lead.recipe);
       if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          seconds += prices.a(pr.a_slot, recipes_[static_cast<std::size_t>(pr.recipe)].a_rows);
+          seconds += prices.a(pr.a_slot, prices.layouts(recipes_, pr.recipe).a_rows);
         }
       } else if (lr.a.permute) {
-        seconds += permute(prices.a, lead.a_slot, lr.a.axes, task,
+        seconds += permute(prices.a, lead.a_slot, layouts.a, task,
                            permuted_slab_axis(lr, Side::rows, task));
       }
       if (lr.b.permute)
-        seconds += permute(prices.b, lead.b_slot, lr.b.axes, task,
+        seconds += permute(prices.b, lead.b_slot, layouts.b, task,
                            permuted_slab_axis(lr, Side::columns, task));
       seconds += model.gemm_seconds(w.rows, w.cols, lead.k);
     }
