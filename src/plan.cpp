@@ -454,6 +454,8 @@ void ContractionPlan::build(Prices& prices) {
   for (int id : rows) is_row[static_cast<std::size_t>(id)] = true;
   std::vector<Unit> units;
   units.reserve(static_cast<std::size_t>(sc.num_blocks()));
+  // Most output blocks have a product or more: room for one each saves the first reallocations.
+  products_.reserve(static_cast<std::size_t>(sc.num_blocks()));
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
     Unit unit;
