@@ -148,8 +148,8 @@ class SummedTuples {
     for (tile_t t = 0; t < last.num_tiles(); ++t)
       last_tiles_[next[static_cast<std::size_t>(last.tile(t).irrep)]++] = t;
   }
-  /** The tuples whose tiles' irreps multiply to `irrep` (every tuple once if nothing is
-   *  summed: the empty tuple). */
+  /** The tuples whose tiles' irreps multiply to `irrep`; when nothing is summed, the one empty
+   *  tuple, whatever `irrep`. */
   std::span<const Entry> of_irrep(int irrep) {
     const auto g = count_ == 0 ? std::size_t{0} : static_cast<std::size_t>(irrep);
     if (!listed_[g]) {
