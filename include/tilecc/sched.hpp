@@ -15,7 +15,9 @@
  * | `static-lpt`   | Longest Processing Time on the costs, no counter                         |
  * | `buckets`      | LPT across groups of workers, a counter per group handing out guided     |
  * |                | chunks of at least `quantum` tasks (paper 001)                           |
- * | `steal`        | per-worker deques seeded by LPT; an idle worker steals half a victim's   |
+ * | `steal`        | per-worker deques seeded by LPT; an idle worker steals every other task  |
+ * |                | of the fullest deque, and one whose next task is of a later stage than   |
+ * |                | another deque's front steals from that deque first                       |
  */
 #include <cstdint>
 #include <functional>

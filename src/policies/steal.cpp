@@ -1,9 +1,13 @@
 // `steal`: each worker owns a deque seeded by LPT (largest tasks at the front) and takes from its
-// front without contention; a worker whose deque is empty steals the back half (the smallest
-// tasks) of the fullest other deque. Static where the prediction holds, dynamic where it fails.
-// With stages (TaskPool), the back half of the victim's earliest stage: later stages may wait for
-// it, so a thief taking them would wait for the victim.
+// front without contention; a worker whose deque is empty steals every other task of the fullest
+// other deque. Static where the prediction holds, dynamic where it fails.
+//
+// With stages (TaskPool), a task may wait for tasks of earlier stages, which may sit in another
+// worker's deque: a worker whose next task is of a later stage than another deque's front steals
+// from that deque first (the earliest stage's tasks only), rather than take a task that would
+// wait for them.
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -12,6 +16,8 @@
 
 namespace tilecc::policies {
 namespace {
+
+constexpr std::int32_t no_stage = std::numeric_limits<std::int32_t>::max();
 
 class StealPolicy final : public SchedulePolicy {
  public:
@@ -26,10 +32,10 @@ class StealPolicy final : public SchedulePolicy {
     for (int w = 0; w < workers; ++w) {
       Deque& d = deques_[static_cast<std::size_t>(w)];
       const std::span<const task_id_t> seed = seeds_.bin(static_cast<std::size_t>(w));
+      std::lock_guard lock(d.mutex);
       d.items.assign(seed.begin(), seed.end());
       d.head = 0;
-      d.tail = d.items.size();
-      d.size.store(static_cast<std::int64_t>(d.items.size()));
+      publish(d);
     }
     steals_.store(0);
   }
@@ -37,14 +43,20 @@ class StealPolicy final : public SchedulePolicy {
   std::span<const task_id_t> next(int worker) override {
     Deque& own = deques_[static_cast<std::size_t>(worker)];
     for (;;) {
-      {
-        std::lock_guard lock(own.mutex);
-        if (own.head < own.tail) {
-          own.size.fetch_sub(1, std::memory_order_relaxed);
-          return std::span<const task_id_t>(own.items).subspan(own.head++, 1);
-        }
+      const std::int32_t front = own.front_stage.load();
+      // The own front first, unless another deque's front is of an earlier stage (and it can
+      // be stolen); an empty deque steals from any other.
+      if (front == no_stage || earliest_other(worker) < front) {
+        if (steal_into(worker, own, front)) continue;
+        if (front == no_stage) return {};
       }
-      if (!steal_into(worker, own)) return {};
+      std::lock_guard lock(own.mutex);
+      if (own.head < own.items.size()) {
+        const std::span<const task_id_t> task =
+            std::span<const task_id_t>(own.items).subspan(own.head++, 1);
+        publish(own);
+        return task;
+      }
     }
   }
 
@@ -53,20 +65,51 @@ class StealPolicy final : public SchedulePolicy {
  private:
   struct Deque {
     alignas(64) std::mutex mutex;
-    std::vector<task_id_t> items;
-    std::size_t head = 0, tail = 0;     // tasks [head, tail) remain; guarded by mutex
-    std::atomic<std::int64_t> size{0};  // tail - head, readable without the lock
+    std::vector<task_id_t> items;  // tasks [head, size()) remain; guarded by mutex
+    std::size_t head = 0;
+    // Readable without the lock: how many tasks remain, and the stage of the front one
+    // (no_stage when none remain).
+    std::atomic<std::int64_t> size{0};
+    std::atomic<std::int32_t> front_stage{no_stage};
   };
 
-  // Move the back half of the fullest other deque (of its earliest stage) into `own` (empty);
-  // false when all are empty.
-  bool steal_into(int worker, Deque& own) {
+  std::int32_t stage(task_id_t t) const {
+    return stages_.empty() ? 0 : stages_[static_cast<std::size_t>(t)];
+  }
+
+  /** Refresh what others read of `d` without its lock (the caller holds it). */
+  void publish(Deque& d) const {
+    const std::size_t left = d.items.size() - d.head;
+    d.size.store(static_cast<std::int64_t>(left));
+    d.front_stage.store(left > 0 ? stage(d.items[d.head]) : no_stage);
+  }
+
+  /** The earliest front stage of the other deques (no_stage when they are all empty). */
+  std::int32_t earliest_other(int worker) const {
+    std::int32_t earliest = no_stage;
+    for (int w = 0; w < workers_; ++w)
+      if (w != worker)
+        earliest = std::min(earliest, deques_[static_cast<std::size_t>(w)].front_stage.load());
+    return earliest;
+  }
+
+  // Move every other task of the earliest stage's run at the front of another deque, the first
+  // included, to the front of `own`: from the deque whose front stage is earliest, the fullest
+  // among equals, and below `below` (own's front stage). False when there is no such deque.
+  bool steal_into(int worker, Deque& own, std::int32_t below) {
     for (;;) {
       int victim = -1;
+      std::int32_t earliest = below;
       std::int64_t most = 0;
       for (int w = 0; w < workers_; ++w) {
-        const std::int64_t s = deques_[static_cast<std::size_t>(w)].size.load();
-        if (w != worker && s > most) most = s, victim = w;
+        const Deque& d = deques_[static_cast<std::size_t>(w)];
+        const std::int32_t s = d.front_stage.load();
+        const std::int64_t n = d.size.load();
+        if (w == worker || n == 0 || s > earliest || (s == earliest && n <= most)) continue;
+        if (s == below) continue;  // only an earlier stage is worth taking from another deque
+        earliest = s;
+        most = n;
+        victim = w;
       }
       if (victim < 0) return false;
       steals_.fetch_add(1, std::memory_order_relaxed);
@@ -74,30 +117,32 @@ class StealPolicy final : public SchedulePolicy {
       {
         Deque& v = deques_[static_cast<std::size_t>(victim)];
         std::lock_guard lock(v.mutex);
-        if (v.head == v.tail) continue;  // drained meanwhile: look again
-        std::size_t end = v.head + 1;    // the end of the earliest stage's tasks
-        if (stages_.empty())
-          end = v.tail;
-        else
-          while (end < v.tail && stage(v.items[end]) == stage(v.items[v.head])) ++end;
-        const std::size_t take = (end - v.head + 1) / 2;
-        const auto first = v.items.begin() + static_cast<std::ptrdiff_t>(end - take);
-        const auto last = v.items.begin() + static_cast<std::ptrdiff_t>(end);
-        loot.assign(first, last);
-        v.items.erase(first, last);
-        v.tail -= take;
-        v.size.fetch_sub(static_cast<std::int64_t>(take), std::memory_order_relaxed);
+        if (v.head == v.items.size() || stage(v.items[v.head]) != earliest) continue;  // changed
+        std::size_t end = v.head + 1;  // the end of the front stage's tasks
+        while (end < v.items.size() && stage(v.items[end]) == earliest) ++end;
+        // The thief starts the largest now, and both deques still run down to their smallest
+        // tasks, which end the run evenly (taking the back half would leave the victim its
+        // middle-sized tasks for last).
+        std::size_t kept = v.head;
+        for (std::size_t i = v.head; i < end; ++i) {
+          if ((i - v.head) % 2 == 0)
+            loot.push_back(v.items[i]);
+          else
+            v.items[kept++] = v.items[i];
+        }
+        v.items.erase(v.items.begin() + static_cast<std::ptrdiff_t>(kept),
+                      v.items.begin() + static_cast<std::ptrdiff_t>(end));
+        publish(v);
       }
       std::lock_guard lock(own.mutex);
-      own.items = std::move(loot);
+      loot.insert(loot.end(), own.items.begin() + static_cast<std::ptrdiff_t>(own.head),
+                  own.items.end());
+      own.items.swap(loot);
       own.head = 0;
-      own.tail = own.items.size();
-      own.size.store(static_cast<std::int64_t>(own.tail));
+      publish(own);
       return true;
     }
   }
-
-  std::int32_t stage(task_id_t t) const { return stages_[static_cast<std::size_t>(t)]; }
 
   std::vector<int> capacities_;
   LptPartition seeds_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <numeric>
@@ -50,6 +51,58 @@ TEST(Sched, EveryPolicyRunsEveryTaskOnce) {
           EXPECT_NEAR(total, stats.seconds, 1e-9 + 1e-9 * stats.seconds) << name;
         }
       }
+}
+
+TEST(Sched, StagedPoolsRunEveryTaskOnceAfterTheStagesBefore) {
+  // Three stages; a task may start only once every task of the stages before it has finished.
+  const auto costs = random_costs(300, 11);
+  std::vector<std::int32_t> stages(costs.size());
+  for (std::size_t t = 0; t < stages.size(); ++t) stages[t] = static_cast<std::int32_t>(t % 3);
+  for (const std::string& name : policy_names()) {
+    if (name == "tce") continue;  // TCE runs one loop at a time, never a staged pool
+    for (int threads : {1, 2, 3}) {
+      Executor ex(threads, name, {}, SlowWorker::parse(threads > 1 ? "1:2" : ""));
+      std::array<std::atomic<int>, 3> finished{};
+      std::vector<std::atomic<int>> ran(costs.size());
+      std::atomic<int> early{0};
+      auto stages_before_done = [&](task_id_t t) {
+        const auto s = static_cast<std::size_t>(stages[static_cast<std::size_t>(t)]);
+        for (std::size_t e = 0; e < s; ++e)
+          if (finished[e].load() < 100) return false;
+        return true;
+      };
+      const Executor::Ready ready = stages_before_done;
+      ex.run(
+          {costs, {}, 1, stages},
+          [&](task_id_t t, int) {
+            if (!stages_before_done(t)) early.fetch_add(1);
+            ran[static_cast<std::size_t>(t)].fetch_add(1);
+            finished[static_cast<std::size_t>(stages[static_cast<std::size_t>(t)])].fetch_add(1);
+          },
+          &ready);
+      for (std::size_t t = 0; t < costs.size(); ++t)
+        ASSERT_EQ(ran[t].load(), 1) << name << " threads " << threads << " task " << t;
+      EXPECT_EQ(early.load(), 0) << name << " threads " << threads;
+    }
+  }
+}
+
+TEST(Sched, StealTakesAnotherDequesEarlierStageBeforeItsOwnLaterOne) {
+  // Worker 1 fetching alone: its own stage-0 tasks, then worker 0's stolen ones, all before any
+  // task of stage 1 (which would have to wait for them), then every stage-1 task.
+  const std::vector<double> costs{8, 7, 6, 5, 4, 3, 2, 1};
+  const std::vector<std::int32_t> stages{0, 0, 0, 0, 1, 1, 1, 1};
+  const auto steal = make_policy("steal", {});
+  steal->start({costs, {}, 1, stages}, 2);
+  std::vector<task_id_t> fetched;
+  for (std::span<const task_id_t> tasks; !(tasks = steal->next(1)).empty();)
+    fetched.insert(fetched.end(), tasks.begin(), tasks.end());
+  ASSERT_EQ(fetched.size(), costs.size());
+  for (std::size_t i = 0; i < fetched.size(); ++i)
+    EXPECT_EQ(stages[static_cast<std::size_t>(fetched[i])], i < 4 ? 0 : 1) << "fetch " << i;
+  std::sort(fetched.begin(), fetched.end());
+  EXPECT_TRUE(std::adjacent_find(fetched.begin(), fetched.end()) == fetched.end());
+  EXPECT_TRUE(steal->next(0).empty());
 }
 
 TEST(Sched, SharedCounterCallsAreExact) {
