@@ -99,17 +99,19 @@ class StealPolicy final : public SchedulePolicy {
   bool steal_into(int worker, Deque& own, std::int32_t below) {
     for (;;) {
       int victim = -1;
-      std::int32_t earliest = below;
+      std::int32_t earliest = no_stage;
       std::int64_t most = 0;
       for (int w = 0; w < workers_; ++w) {
         const Deque& d = deques_[static_cast<std::size_t>(w)];
         const std::int32_t s = d.front_stage.load();
         const std::int64_t n = d.size.load();
-        if (w == worker || n == 0 || s > earliest || (s == earliest && n <= most)) continue;
-        if (s == below) continue;  // only an earlier stage is worth taking from another deque
-        earliest = s;
-        most = n;
-        victim = w;
+        // Only an earlier stage than own's is worth taking from another deque.
+        if (w == worker || n == 0 || s >= below) continue;
+        if (victim < 0 || s < earliest || (s == earliest && n > most)) {
+          victim = w;
+          earliest = s;
+          most = n;
+        }
       }
       if (victim < 0) return false;
       steals_.fetch_add(1, std::memory_order_relaxed);
