@@ -43,13 +43,11 @@ class StealPolicy final : public SchedulePolicy {
   std::span<const task_id_t> next(int worker) override {
     Deque& own = deques_[static_cast<std::size_t>(worker)];
     for (;;) {
+      // Another deque's tasks of an earlier stage than own's front first (any tasks when own is
+      // empty), then own's front.
       const std::int32_t front = own.front_stage.load();
-      // The own front first, unless another deque's front is of an earlier stage (and it can
-      // be stolen); an empty deque steals from any other.
-      if (front == no_stage || earliest_other(worker) < front) {
-        if (steal_into(worker, own, front)) continue;
-        if (front == no_stage) return {};
-      }
+      if (steal_into(worker, own, front)) continue;
+      if (front == no_stage) return {};
       std::lock_guard lock(own.mutex);
       if (own.head < own.items.size()) {
         const std::span<const task_id_t> task =
@@ -82,15 +80,6 @@ class StealPolicy final : public SchedulePolicy {
     const std::size_t left = d.items.size() - d.head;
     d.size.store(static_cast<std::int64_t>(left));
     d.front_stage.store(left > 0 ? stage(d.items[d.head]) : no_stage);
-  }
-
-  /** The earliest front stage of the other deques (no_stage when they are all empty). */
-  std::int32_t earliest_other(int worker) const {
-    std::int32_t earliest = no_stage;
-    for (int w = 0; w < workers_; ++w)
-      if (w != worker)
-        earliest = std::min(earliest, deques_[static_cast<std::size_t>(w)].front_stage.load());
-    return earliest;
   }
 
   // Move every other task of the earliest stage's run at the front of another deque, the first

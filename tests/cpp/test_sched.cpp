@@ -55,7 +55,8 @@ TEST(Sched, EveryPolicyRunsEveryTaskOnce) {
 
 TEST(Sched, StagedPoolsRunEveryTaskOnceAfterTheStagesBefore) {
   // Three stages; a task may start only once every task of the stages before it has finished.
-  const auto costs = random_costs(300, 11);
+  constexpr int per_stage = 100;
+  const auto costs = random_costs(3 * per_stage, 11);
   std::vector<std::int32_t> stages(costs.size());
   for (std::size_t t = 0; t < stages.size(); ++t) stages[t] = static_cast<std::int32_t>(t % 3);
   for (const std::string& name : policy_names()) {
@@ -68,7 +69,7 @@ TEST(Sched, StagedPoolsRunEveryTaskOnceAfterTheStagesBefore) {
       auto stages_before_done = [&](task_id_t t) {
         const auto s = static_cast<std::size_t>(stages[static_cast<std::size_t>(t)]);
         for (std::size_t e = 0; e < s; ++e)
-          if (finished[e].load() < 100) return false;
+          if (finished[e].load() < per_stage) return false;
         return true;
       };
       const Executor::Ready ready = stages_before_done;
