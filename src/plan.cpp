@@ -230,6 +230,24 @@ class SummedTuples {
   std::array<bool, irreps> listed_{};
 };
 
+// How a recipe reads B blocks (in place, transposed or permuted, and by which axes), as a number:
+// units whose products read the same B blocks the same way can be stacked.
+std::uint64_t b_layout_key(const ContractionPlan::Recipe& r, int b_rank) {
+  std::uint64_t key = (r.b.permute ? 2 : 0) + (r.b.trans ? 1 : 0);
+  for (int j = 0; j < b_rank; ++j)
+    key = key * 8 + static_cast<std::uint64_t>(r.b.axes[static_cast<std::size_t>(j)]);
+  return key;
+}
+
+// A unit's hash of its B reads, `h`, extended by one product's: its B block, the layout it is
+// read in (b_layout_key) and its summed extent. One multiply per product, in the walk.
+std::uint64_t mix_b_read(std::uint64_t h, slot_t b_slot, std::uint64_t b_layout, extent_t k) {
+  const std::uint64_t v = static_cast<std::uint64_t>(b_slot) ^
+                          (static_cast<std::uint64_t>(k) << 24) ^ (b_layout << 40) ^
+                          (b_layout >> 24);
+  return (h ^ v) * 0x100000001b3ULL + (h >> 29);
+}
+
 // Zeroing a task's R before its GEMMs accumulate into it, priced as a copy of its elements.
 double fill_seconds(const CostModel& model, extent_t elements) {
   return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
@@ -397,14 +415,19 @@ void ContractionPlan::build(Prices& prices) {
   }
   summed_symmetry_order_ = static_cast<int>(h.size());
 
-  // A recipe depends only on the symmetry elements that map the A and B blocks to their stored
-  // ones, so it is cached by that pair.
+  // A recipe and the sign of a product depend only on the symmetry elements that map the A and
+  // B blocks to their stored ones, so they are cached by that pair.
+  struct Read {
+    std::int32_t recipe = -1;
+    double sign = 1.0;
+  };
   const std::size_t order_b = sb.group().order();
-  std::vector<std::int32_t> recipe_of(sa.group().order() * order_b, -1);
-  auto recipe_for = [&](int element_a, int element_b) {
-    std::int32_t& id = recipe_of[static_cast<std::size_t>(element_a) * order_b +
-                                 static_cast<std::size_t>(element_b)];
-    if (id >= 0) return id;
+  std::vector<Read> read_of(sa.group().order() * order_b);
+  std::vector<std::uint64_t> b_layouts;  // per recipe: how it reads B blocks (b_layout_key)
+  auto read_for = [&](int element_a, int element_b) -> const Read& {
+    Read& read = read_of[static_cast<std::size_t>(element_a) * order_b +
+                         static_cast<std::size_t>(element_b)];
+    if (read.recipe >= 0) return read;
     const Ids stored_a = stored_labels(a_ids, sa.element_axes(element_a)),
               stored_b = stored_labels(b_ids, sb.element_axes(element_b));
     Recipe r;
@@ -429,8 +452,10 @@ void ContractionPlan::build(Prices& prices) {
     if (r.a.permute) r.a.axes = r.a_rows;
     if (r.b.permute) r.b.axes = axes_between(stored_b, concat(order, cols));
     recipes_.push_back(r);
-    id = static_cast<std::int32_t>(recipes_.size() - 1);
-    return id;
+    b_layouts.push_back(b_layout_key(r, sb.rank()));
+    read.recipe = static_cast<std::int32_t>(recipes_.size() - 1);
+    read.sign = sa.element_sign(element_a) * sb.element_sign(element_b);
+    return read;
   };
 
   // The walk over tile tuples keeps each operand block's index in its tile grid as a sum of
@@ -476,6 +501,7 @@ void ContractionPlan::build(Prices& prices) {
         unit.n *= tile.extent;
       }
     }
+    unit.b_reads = static_cast<std::uint64_t>(unit.n);
     // A's irrep and its row tiles' fix the irrep of the summed tiles.
     extent_t summed_k = 0;
     for (const SummedTuples::Entry& e : tuples.of_irrep(row_irrep)) {
@@ -483,13 +509,11 @@ void ContractionPlan::build(Prices& prices) {
       if (at_a.slot < 0) continue;  // spin or irreps make the A block zero
       const BlockShape::StoredAt at_b = sb.stored_at(b_base + e.b_offset);
       if (at_b.slot < 0) continue;
-      Product& pr = products_.emplace_back();
-      pr.a_slot = at_a.slot;
-      pr.b_slot = at_b.slot;
-      pr.recipe = recipe_for(at_a.element, at_b.element);
-      pr.scale = sa.element_sign(at_a.element) * sb.element_sign(at_b.element) * e.weight;
-      pr.k = e.k;
+      const Read& read = read_for(at_a.element, at_b.element);
+      products_.push_back(Product{at_a.slot, at_b.slot, read.recipe, read.sign * e.weight, e.k});
       summed_k += e.k;
+      unit.b_reads = mix_b_read(unit.b_reads, at_b.slot,
+                                b_layouts[static_cast<std::size_t>(read.recipe)], e.k);
     }
     unit.last = num_products();
     if (unit.last > unit.member.first) {
@@ -513,7 +537,7 @@ void ContractionPlan::build(Prices& prices) {
     build_tce_loop(task_slots);
     return;
   }
-  const StackingGroups groups = group_by_b_reads(units);
+  const StackingGroups groups = group_by_b_reads(units, b_layouts);
   // Each unit becomes one member, of one task at most (slabs add more): room for them up front,
   // rather than vectors that reallocate and copy as they grow.
   members_.reserve(units.size());
@@ -526,16 +550,9 @@ void ContractionPlan::build(Prices& prices) {
 }
 
 ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
-    const std::vector<Unit>& units) const {
+    const std::vector<Unit>& units, const std::vector<std::uint64_t>& b_layouts) const {
   // Units whose products read the same B blocks, laid out alike, in the same order can share
   // GEMMs. Groups keep the order of their first unit, and units their order in a group.
-  std::vector<std::uint64_t> b_layout;  // per recipe
-  for (const Recipe& r : recipes_) {
-    std::uint64_t key = (r.b.permute ? 2 : 0) + (r.b.trans ? 1 : 0);
-    for (int j = 0; j < b_.shape->rank(); ++j)
-      key = key * 8 + static_cast<std::uint64_t>(r.b.axes[static_cast<std::size_t>(j)]);
-    b_layout.push_back(key);
-  }
   auto product = [&](std::int64_t p) -> const Product& {
     return products_[static_cast<std::size_t>(p)];
   };
@@ -545,8 +562,8 @@ ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
       const Product& px = product(x.member.first + p);
       const Product& py = product(y.member.first + p);
       if (px.b_slot != py.b_slot || px.k != py.k ||
-          b_layout[static_cast<std::size_t>(px.recipe)] !=
-              b_layout[static_cast<std::size_t>(py.recipe)])
+          b_layouts[static_cast<std::size_t>(px.recipe)] !=
+              b_layouts[static_cast<std::size_t>(py.recipe)])
         return false;
     }
     return true;
@@ -563,14 +580,7 @@ ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
   leads.reserve(units.size());
   for (std::size_t i = 0; i < units.size(); ++i) {
     const Unit& un = units[i];
-    std::uint64_t h = static_cast<std::uint64_t>(un.n);
-    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ULL + (h >> 29); };
-    for (std::int64_t p = un.member.first; p < un.last; ++p) {
-      const Product& pr = product(p);
-      mix(static_cast<std::uint64_t>(pr.b_slot));
-      mix(b_layout[static_cast<std::size_t>(pr.recipe)]);
-      mix(static_cast<std::uint64_t>(pr.k));
-    }
+    const std::uint64_t h = un.b_reads;
     std::size_t slot = (h * 0x9E3779B97F4A7C15ULL) >> 32 & (table_size - 1);
     for (;; slot = (slot + 1) & (table_size - 1)) {
       const std::int64_t g = table[slot];

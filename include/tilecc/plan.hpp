@@ -213,6 +213,7 @@ class ContractionPlan {
     extent_t n = 1;
     std::int64_t last = 0;  ///< its products are [member.first, last)
     double flops = 0.0;
+    std::uint64_t b_reads = 0;  ///< hash of n and of how its products read B (group_by_b_reads)
   };
   /** The cost model, with the permutations of A's and B's stored blocks priced once per block
    *  and layout: many products of a plan read one block the same way. */
@@ -225,8 +226,10 @@ class ContractionPlan {
   struct StackingGroups {
     std::vector<std::size_t> units, starts;
   };
-  /** Units that read the same B blocks alike, grouped in order of first appearance. */
-  StackingGroups group_by_b_reads(const std::vector<Unit>& units) const;
+  /** Units that read the same B blocks alike, grouped in order of first appearance.
+   *  `b_layouts`: per recipe, how it reads B blocks. */
+  StackingGroups group_by_b_reads(const std::vector<Unit>& units,
+                                  const std::vector<std::uint64_t>& b_layouts) const;
   void stack(const std::vector<Unit>& units, std::span<const std::size_t> group, Prices& prices);
   /** Whether the model prices `count` units like `unit`, stacked into one task, below the same
    *  units run one by one. */
