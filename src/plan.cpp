@@ -240,7 +240,8 @@ std::uint64_t b_layout_key(const ContractionPlan::Recipe& r, int b_rank) {
 }
 
 // A unit's hash of its B reads, `h`, extended by one product's: its B block, the layout it is
-// read in (b_layout_key) and its summed extent. One multiply per product, in the walk.
+// read in (b_layout_key) and its summed extent. One multiply per product, in the walk. It hashes
+// what group_by_b_reads compares exactly (with the unit's n): change the two together.
 std::uint64_t mix_b_read(std::uint64_t h, slot_t b_slot, std::uint64_t b_layout, extent_t k) {
   const std::uint64_t v = static_cast<std::uint64_t>(b_slot) ^
                           (static_cast<std::uint64_t>(k) << 24) ^ (b_layout << 40) ^

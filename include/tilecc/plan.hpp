@@ -226,8 +226,9 @@ class ContractionPlan {
   struct StackingGroups {
     std::vector<std::size_t> units, starts;
   };
-  /** Units that read the same B blocks alike, grouped in order of first appearance.
-   *  `b_layouts`: per recipe, how it reads B blocks. */
+  /** Units that read the same B blocks alike, grouped in order of first appearance, found by
+   *  Unit::b_reads (taken in build()'s walk) and compared exactly. `b_layouts`: per recipe, how
+   *  it reads B blocks. */
   StackingGroups group_by_b_reads(const std::vector<Unit>& units,
                                   const std::vector<std::uint64_t>& b_layouts) const;
   void stack(const std::vector<Unit>& units, std::span<const std::size_t> group, Prices& prices);
