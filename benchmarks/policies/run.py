@@ -212,25 +212,17 @@ def targets(results: list[Result], console: Console) -> None:
     # differs more between workloads than between policies. The inspector policies build the same
     # plans, so their rounds are pooled: one policy's median alone can fall below the target when
     # the host slowed the iterations of its rounds, not the inspector.
-    for work in dict.fromkeys(r.workload for r in results):
-        for threads in (1, 2):
-            rows = [
-                r
-                for r in select(workload=work, tile=16, threads=threads, slow="")
-                if r.policy in INSPECTOR_POLICIES
-            ]
-            if not rows:
-                continue
-            pooled = [share for r in rows for share in r.inspector_shares]
-            counter = next(r for r in rows if r.policy == "counter")
-            share = statistics.median(pooled)
-            console.print(
-                f"{work}, tile 16, {threads} thread(s): inspector {100 * share:.1f}% of one "
-                f"iteration [target < 5%] (median over the {len(pooled)} rounds of the "
-                f"inspector policies, {100 * min(pooled):.1f}-{100 * max(pooled):.1f}%; counter "
-                f"{1e3 * counter.inspector:.2f} ms against {1e3 * counter.iteration:.1f} ms in the "
-                f"round kept)"
-            )
+    for counter in select(tile=16, slow="", policy="counter"):
+        rows = select(workload=counter.workload, tile=16, threads=counter.threads, slow="")
+        pooled = [s for r in rows if r.policy in INSPECTOR_POLICIES for s in r.inspector_shares]
+        console.print(
+            f"{counter.workload}, tile 16, {counter.threads} thread(s): inspector "
+            f"{100 * statistics.median(pooled):.1f}% of one iteration [target < 5%] (median over "
+            f"the {len(pooled)} rounds of the inspector policies, "
+            f"{100 * min(pooled):.1f}-{100 * max(pooled):.1f}%; counter "
+            f"{1e3 * counter.inspector:.2f} ms against {1e3 * counter.iteration:.1f} ms in the "
+            f"round kept)"
+        )
     refined = [r for r in results if r.threads == 2 and r.policy in INSPECTOR_POLICIES]
     if refined:
         console.print(
