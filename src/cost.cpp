@@ -46,23 +46,25 @@ double median_seconds(int repeats, Kernel&& kernel) {
   return times[static_cast<std::size_t>(repeats / 2)];
 }
 
+PermuteKind permute_kind(const kernels::PermuteLoops& loops) {
+  return loops.fused_rank <= 1 ? PermuteKind::copy
+         : loops.runs          ? PermuteKind::runs
+                               : PermuteKind::transpose;
+}
+
 }  // namespace
 
 PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes) {
   const kernels::PermuteLoops loops = kernels::permute_loops(rank, extents, axes);
-  PermuteShape p;
-  p.elements = loops.elements;
-  p.inner_loops = loops.inner_loops;
-  p.kind = loops.fused_rank <= 1 ? PermuteKind::copy
-           : loops.runs          ? PermuteKind::runs
-                                 : PermuteKind::transpose;
-  return p;
+  return PermuteShape{permute_kind(loops), loops.elements, loops.inner_loops};
 }
 
-double CostModel::permute_seconds(const PermuteShape& p) const {
-  return permute[0] +
-         permute[1 + static_cast<std::size_t>(p.kind)] * static_cast<double>(p.elements) +
-         permute[4] * static_cast<double>(p.inner_loops);
+PermutePricer::Form PermutePricer::form(int rank, unsigned long_axes) const {
+  // The kernel's loops for a block with this pattern and every other extent 2.
+  extent_t extents[max_rank];
+  for (int k = 0; k < rank; ++k) extents[k] = (long_axes >> k & 1u) != 0 ? 2 : 1;
+  const kernels::PermuteLoops loops = kernels::permute_loops(rank, extents, axes_);
+  return Form{loops.inner_axes, permute_kind(loops), loops.runs, loops.fused_rank > 0, true};
 }
 
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {

@@ -266,31 +266,29 @@ class BlockPermutePrices {
     const auto key = std::bit_cast<std::uint64_t>(axes);
     for (std::size_t l = 0; l < layouts_.size(); ++l)
       if (layouts_[l].key == key) return static_cast<int>(l);
-    layouts_.push_back({key, axes, {}});
+    layouts_.push_back({key, PermutePricer(model_, shape_.rank(), axes)});
     return static_cast<int>(layouts_.size() - 1);
   }
   double operator()(slot_t slot, int layout) {
     Layout& l = layouts_[static_cast<std::size_t>(layout)];
     if (l.seconds.empty()) l.seconds.assign(static_cast<std::size_t>(shape_.num_blocks()), -1.0);
     double& s = l.seconds[static_cast<std::size_t>(slot)];
-    if (s < 0.0) s = model_.permute_seconds(shape_.rank(), shape_.block_extents(slot), l.axes);
+    if (s < 0.0) s = l.price(shape_.block_extents(slot));
     return s;
   }
-  /** A slab of the block, `width` indices of its axis `cut`: priced each time (slabs are few, and
-   *  each is a block's only reader). */
-  double slab(slot_t slot, int layout, int cut, extent_t width) const {
+  /** A slab of the block, `width` indices of its axis `cut`. */
+  double slab(slot_t slot, int layout, int cut, extent_t width) {
     extent_t extents[max_rank];
     std::copy_n(shape_.block_extents(slot), shape_.rank(), extents);
     extents[cut] = width;
-    return model_.permute_seconds(shape_.rank(), extents,
-                                  layouts_[static_cast<std::size_t>(layout)].axes);
+    return layouts_[static_cast<std::size_t>(layout)].price(extents);
   }
 
  private:
   struct Layout {
     std::uint64_t key;  // axes, as 8 bytes
-    Axes axes;
-    std::vector<double> seconds;  // per slot, -1 until priced; allocated at the first price
+    PermutePricer price;
+    std::vector<double> seconds{};  // per slot, -1 until priced; allocated at the first price
   };
   const CostModel& model_;
   const BlockShape& shape_;
@@ -305,6 +303,11 @@ class ContractionPlan::Prices {
       : model(cost_model), a(cost_model, a_shape), b(cost_model, b_shape) {}
   const CostModel& model;
   BlockPermutePrices a, b;
+  /** The output's permutation from R[M, N] into C (by `axes`, output_axes()), priced per block. */
+  PermutePricer& output(int rank, const Axes& axes) {
+    if (!output_) output_.emplace(model, rank, axes);
+    return *output_;
+  }
   /** The layouts each recipe reads its blocks in: A stacked (Recipe::a_rows), A and B permuted
    *  (-1 where the recipe reads the operand in place). */
   struct RecipeLayouts {
@@ -322,6 +325,7 @@ class ContractionPlan::Prices {
 
  private:
   std::vector<RecipeLayouts> recipe_layouts_;
+  std::optional<PermutePricer> output_;
 };
 
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
@@ -691,7 +695,7 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices&
   const extent_t m = unit.member.m, n = unit.n;
   extent_t extents[max_rank];
   r_extents(unit.member.c_slot, Task{}, extents);  // a default Task: the whole block
-  const double output = model.permute_seconds(c_.shape->rank(), extents, output_axes_);
+  const double output = prices.output(c_.shape->rank(), output_axes_)(extents);
   double extra = fill_seconds(model, static_cast<extent_t>(copies) * m * n) + copies * output;
   if (output_ == Output::buffered) extra -= copies * (fill_seconds(model, m * n) + output);
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
@@ -819,6 +823,7 @@ void ContractionPlan::price_tasks(Prices& prices) {
   const CostModel& model = prices.model;
   const BlockShape& sc = *c_.shape;
   extent_t extents[max_rank];
+  PermutePricer& output = prices.output(sc.rank(), output_axes_);
   modelled_.clear();
   modelled_.reserve(tasks_.size());
   // A permutation of a whole block, or of the slab that `cut` (a stored axis, -1 for none) and
@@ -857,7 +862,7 @@ void ContractionPlan::price_tasks(Prices& prices) {
     if (through_r) {
       for (std::int64_t g = 0; g < count; ++g) {
         r_extents(mem[g].c_slot, task, extents);
-        seconds += model.permute_seconds(sc.rank(), extents, output_axes_);
+        seconds += output(extents);
       }
     }
     modelled_.push_back(seconds);

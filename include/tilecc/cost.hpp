@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tilecc/kernels/permute.hpp"
 #include "tilecc/types.hpp"
 
 namespace tilecc {
@@ -47,11 +48,78 @@ struct CostModel {
     return ((gemm[0] + gemm[1] * x * y * z) + (gemm[2] * x * z + gemm[3] * z * y)) +
            ((gemm[4] * x * y + gemm[5] * x) + (gemm[6] * y + gemm[7] * z));
   }
-  double permute_seconds(const PermuteShape& p) const;
+  double permute_seconds(const PermuteShape& p) const {
+    return permute[0] +
+           permute[1 + static_cast<std::size_t>(p.kind)] * static_cast<double>(p.elements) +
+           permute[4] * static_cast<double>(p.inner_loops);
+  }
   double permute_seconds(int rank, const extent_t* extents, const Axes& axes) const {
     return permute_seconds(permute_shape(rank, extents, axes));
   }
   bool operator==(const CostModel&) const = default;
+};
+
+/**
+ * CostModel::permute_seconds for many blocks of one rank permuted by the same axes, in a few
+ * multiplications each. How the kernel fuses the axes depends only on which extents are 1, so it
+ * is worked out once per such pattern; a block then needs only the products of its extents inside
+ * and outside the innermost fused axis. The inspector prices thousands of blocks per plan, in one
+ * to a few layouts, where working out the fusion for each took a fifth of its time.
+ */
+class PermutePricer {
+ public:
+  PermutePricer(const CostModel& model, int rank, const Axes& axes)
+      : model_(&model), axes_(axes), price_(by_rank[static_cast<std::size_t>(rank)]) {}
+  double operator()(const extent_t* extents) { return (this->*price_)(extents); }
+
+ private:
+  /** The fused layout of the blocks with one pattern of extent-1 axes. */
+  struct Form {
+    unsigned inner_axes = 0;  ///< kernels::PermuteLoops::inner_axes
+    PermuteKind kind = PermuteKind::copy;
+    bool runs = true;
+    bool fused = false;  ///< some axis has an extent above 1
+    bool known = false;  ///< worked out yet
+  };
+  Form form(int rank, unsigned long_axes) const;
+
+  // Patterns are kept for blocks of up to this rank (2^4 of them); higher ranks, which CC methods
+  // up to CCSD(T) do not permute in bulk, are priced the general way.
+  static constexpr int patterned_rank = 4;
+  template <int rank>
+  double price(const extent_t* extents) {
+    if constexpr (rank > patterned_rank) {
+      return model_->permute_seconds(rank, extents, axes_);
+    } else {
+      unsigned long_axes = 0;  // bit k: axis k has an extent above 1
+      extent_t elements = 1;
+      for (int k = 0; k < rank; ++k) {
+        elements *= extents[k];
+        long_axes |= static_cast<unsigned>(extents[k] != 1) << k;
+      }
+      if (elements == 0) return model_->permute_seconds(rank, extents, axes_);
+      Form& f = forms_[long_axes];
+      if (!f.known) f = form(rank, long_axes);
+      extent_t inner = 1, outer = 1;  // elements in the innermost fused axis, and outside it
+      for (int k = 0; k < rank; ++k) {
+        const bool in = (f.inner_axes >> k & 1u) != 0;
+        inner *= in ? extents[k] : 1;
+        outer *= in ? 1 : extents[k];
+      }
+      const extent_t loops = f.fused ? kernels::inner_loops(f.runs, outer, inner) : 1;
+      return model_->permute_seconds(PermuteShape{f.kind, elements, loops});
+    }
+  }
+  using Price = double (PermutePricer::*)(const extent_t*);
+  // price<rank> for every rank 0..max_rank, indexed by rank, so that its loops unroll.
+  static constexpr auto by_rank = []<std::size_t... r>(std::index_sequence<r...>) {
+    return std::array<Price, sizeof...(r)>{&PermutePricer::price<static_cast<int>(r)>...};
+  }(std::make_index_sequence<max_rank + 1>{});
+
+  const CostModel* model_;
+  Axes axes_;
+  Price price_;
+  std::array<Form, std::size_t{1} << patterned_rank> forms_{};  // by pattern of extent-1 axes
 };
 
 /** Median seconds of C[m, n] += A[m, k] B[k, n] for each shape, on one thread. */

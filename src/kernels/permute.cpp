@@ -12,8 +12,6 @@
 namespace tilecc::kernels {
 namespace {
 
-constexpr extent_t tile = 16;  // 16 x 16 doubles = 2 KiB per side: both fit in L1
-
 enum class Mode { overwrite, accumulate, general };
 
 template <Mode mode>
@@ -127,10 +125,10 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
   const extent_t np = l.extent[p], nq = l.extent[inner];
   const extent_t sq = l.src_stride[inner], dp = l.dst_stride[p];
   for_outer(l, p, inner, [&](extent_t so, extent_t dof) {
-    for (extent_t i0 = 0; i0 < np; i0 += tile) {
-      const extent_t i1 = std::min(np, i0 + tile);
-      for (extent_t j0 = 0; j0 < nq; j0 += tile) {
-        const extent_t j1 = std::min(nq, j0 + tile);
+    for (extent_t i0 = 0; i0 < np; i0 += transpose_tile) {
+      const extent_t i1 = std::min(np, i0 + transpose_tile);
+      for (extent_t j0 = 0; j0 < nq; j0 += transpose_tile) {
+        const extent_t j1 = std::min(nq, j0 + transpose_tile);
         for (extent_t i = i0; i < i1; ++i) {
           const double* __restrict s = src + so + i;
           double* __restrict d = dst + dof + i * dp;
@@ -175,9 +173,11 @@ PermuteLoops dense_loops(const extent_t* src_extents, const Axes& axes) {
     // a negative count would be undefined.
     if (p.fused_rank > 0 && a > last && (long_axes & ((1u << a) - 1) & ~((2u << last) - 1)) == 0) {
       inner *= src_extents[a];
+      p.inner_axes |= 1u << a;
     } else {
       outer *= inner;
       inner = src_extents[a];
+      p.inner_axes = 1u << a;
       ++p.fused_rank;
     }
     last = a;
@@ -187,8 +187,7 @@ PermuteLoops dense_loops(const extent_t* src_extents, const Axes& axes) {
     return p;
   }
   p.runs = (long_axes >> (last + 1)) == 0;
-  // run(): a loop over each run, or over each row of every tile x tile square.
-  p.inner_loops = p.runs ? outer : outer * ((inner + tile - 1) / tile);
+  p.inner_loops = inner_loops(p.runs, outer, inner);
   return p;
 }
 

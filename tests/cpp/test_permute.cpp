@@ -142,7 +142,7 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
 // offset shows the source stride of every destination axis. Neighbouring destination axes
 // (extent-1 ones left out) fuse when the outer one's stride is the inner one's times its extent;
 // the innermost fused axis is a contiguous run when its stride is 1, and otherwise is transposed
-// in squares of 16.
+// in squares of 16; its source axes are those of the destination axes fused into it.
 TEST(Permute, LoopsAreThoseOfTheFusedLayout) {
   const unsigned seed = test_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (replay with TILECC_TEST_SEED)");
@@ -163,14 +163,18 @@ TEST(Permute, LoopsAreThoseOfTheFusedLayout) {
 
     int groups = 0;
     extent_t outer = 1, inner = 1, inner_stride = 0;
+    unsigned inner_axes = 0;  // source axes of the innermost group
     for (int j = 0; j < rank; ++j) {
       if (dst_extents[j] == 1) continue;
       const auto stride = static_cast<extent_t>(dst[static_cast<std::size_t>(dst_strides[j])]);
+      const unsigned axis = 1u << axes[static_cast<std::size_t>(j)];
       if (groups > 0 && inner_stride == stride * dst_extents[j]) {
         inner *= dst_extents[j];
+        inner_axes |= axis;
       } else {
         outer *= inner;
         inner = dst_extents[j];
+        inner_axes = axis;
         ++groups;
       }
       inner_stride = stride;
@@ -183,6 +187,7 @@ TEST(Permute, LoopsAreThoseOfTheFusedLayout) {
     ASSERT_EQ(p.fused_rank, groups) << "trial " << trial;
     ASSERT_EQ(p.runs, runs) << "trial " << trial;
     ASSERT_EQ(p.inner_loops, loops) << "trial " << trial;
+    if (size > 0) ASSERT_EQ(p.inner_axes, inner_axes) << "trial " << trial;
   }
 }
 

@@ -39,8 +39,20 @@ struct PermuteLoops {
   bool runs = true;
   /// Innermost loops the kernel enters: one per run, or one per row of each transposed tile.
   extent_t inner_loops = 0;
+  /// Source axes fused into the innermost destination axis (bit k: axis k; extent-1 axes left
+  /// out). With the extent-1 axes they fix the fused layout of every block of this rank and axes.
+  unsigned inner_axes = 0;
 };
 PermuteLoops permute_loops(int rank, const extent_t* src_extents, const Axes& axes);
+
+/** Side of the squares the kernel transposes in (16 x 16 doubles: both fit in L1). */
+inline constexpr extent_t transpose_tile = 16;
+
+/** PermuteLoops::inner_loops of a permutation whose fused axes hold `outer` elements outside the
+ *  innermost one and `inner` in it: a loop over each run, or over each row of every square. */
+constexpr extent_t inner_loops(bool runs, extent_t outer, extent_t inner) {
+  return runs ? outer : outer * ((inner + transpose_tile - 1) / transpose_tile);
+}
 
 /** The plain, obviously correct twin: one loop over every element. */
 void permute_reference(int rank, const extent_t* src_extents, const Axes& axes, double alpha,
