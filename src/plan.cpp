@@ -303,9 +303,11 @@ class ContractionPlan::Prices {
       : model(cost_model), a(cost_model, a_shape), b(cost_model, b_shape) {}
   const CostModel& model;
   BlockPermutePrices a, b;
-  /** The output's permutation from R[M, N] into C (by `axes`, output_axes()), priced per block. */
+  /** The output's permutation from R[M, N] into C (by `axes`, output_axes(), the same at every
+   *  call), priced per block. */
   PermutePricer& output(int rank, const Axes& axes) {
     if (!output_) output_.emplace(model, rank, axes);
+    TILECC_ASSERT(output_->axes() == axes);
     return *output_;
   }
   /** The layouts each recipe reads its blocks in: A stacked (Recipe::a_rows), A and B permuted

@@ -64,13 +64,14 @@ struct CostModel {
  * multiplications each. How the kernel fuses the axes depends only on which extents are 1, so it
  * is worked out once per such pattern; a block then needs only the products of its extents inside
  * and outside the innermost fused axis. The inspector prices thousands of blocks per plan, in one
- * to a few layouts, where working out the fusion for each took a fifth of its time.
+ * to a few layouts, where working out the fusion for each took a fifth of its instructions.
  */
 class PermutePricer {
  public:
   PermutePricer(const CostModel& model, int rank, const Axes& axes)
       : model_(&model), axes_(axes), price_(by_rank[static_cast<std::size_t>(rank)]) {}
   double operator()(const extent_t* extents) { return (this->*price_)(extents); }
+  const Axes& axes() const { return axes_; }
 
  private:
   /** The fused layout of the blocks with one pattern of extent-1 axes. */
