@@ -4,23 +4,18 @@
 // replays one.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <numeric>
 #include <random>
 
+#include "test_seed.hpp"
 #include "tilecc/cost.hpp"
 
 namespace tilecc {
 namespace {
 
-unsigned test_seed() {
-  if (const char* s = std::getenv("TILECC_TEST_SEED")) return static_cast<unsigned>(std::atoi(s));
-  return std::random_device{}();
-}
-
 TEST(PermutePricer, PricesLikeTheCostModel) {
   const unsigned seed = test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (replay with TILECC_TEST_SEED)");
+  SCOPED_TRACE(replay_note(seed));
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   CostModel model;

@@ -3,23 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <random>
 
+#include "test_seed.hpp"
 #include "tilecc/kernels/permute.hpp"
 
 namespace tilecc {
 namespace {
 
-unsigned test_seed() {
-  if (const char* s = std::getenv("TILECC_TEST_SEED")) return static_cast<unsigned>(std::atoi(s));
-  return std::random_device{}();
-}
-
 TEST(Permute, MatchesReferenceOnRandomCases) {
   const unsigned seed = test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (replay with TILECC_TEST_SEED)");
+  SCOPED_TRACE(replay_note(seed));
   std::mt19937 rng(seed);
   for (int trial = 0; trial < 400; ++trial) {
     const int rank = std::uniform_int_distribution<int>(0, 6)(rng);
@@ -51,7 +46,7 @@ TEST(Permute, MatchesReferenceOnRandomCases) {
 // block: the same as the reference on the compacted sub-block, and nothing outside it written.
 TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
   const unsigned seed = test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (replay with TILECC_TEST_SEED)");
+  SCOPED_TRACE(replay_note(seed));
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -145,7 +140,7 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
 // in squares of 16; its source axes are those of the destination axes fused into it.
 TEST(Permute, LoopsAreThoseOfTheFusedLayout) {
   const unsigned seed = test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (replay with TILECC_TEST_SEED)");
+  SCOPED_TRACE(replay_note(seed));
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int trial = 0; trial < 2000; ++trial) {
