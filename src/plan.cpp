@@ -93,9 +93,10 @@ struct SummedSymmetry {
 };
 
 // The distinct summed-label permutations an operand with these label ids realises.
-std::vector<SummedSymmetry> summed_symmetries(const BlockShape& shape, const Ids& labels,
-                                              const Ids& summed) {
-  std::vector<SummedSymmetry> found;
+std::pmr::vector<SummedSymmetry> summed_symmetries(const BlockShape& shape, const Ids& labels,
+                                                   const Ids& summed,
+                                                   std::pmr::memory_resource* memory) {
+  std::pmr::vector<SummedSymmetry> found(memory);
   for (const SymmetryElement& g : shape.group().elements()) {
     std::array<std::int8_t, max_rank> rho{};
     std::fill_n(rho.begin(), summed.size(), std::int8_t{-1});
@@ -133,8 +134,9 @@ class SummedTuples {
   /** `h`: the summed-label permutations of the plan's symmetry H; a tuple that is not the
    *  smallest of its H-orbit is left out (its orbit's smallest stands for it, weighted). */
   SummedTuples(const std::array<const IndexSpace*, max_rank>& spaces, std::size_t count,
-               const std::vector<Ids>& h, const block_id_t* a_strides, const block_id_t* b_strides)
-      : spaces_(spaces), count_(count), h_(h) {
+               std::span<const Ids> h, const block_id_t* a_strides, const block_id_t* b_strides,
+               std::pmr::memory_resource* memory)
+      : spaces_(spaces), count_(count), h_(h), last_tiles_(memory), entries_(memory) {
     std::copy_n(a_strides, count, a_strides_.begin());
     std::copy_n(b_strides, count, b_strides_.begin());
     if (count_ == 0) return;
@@ -218,14 +220,14 @@ class SummedTuples {
 
   std::array<const IndexSpace*, max_rank> spaces_;
   std::size_t count_;
-  const std::vector<Ids>& h_;
+  std::span<const Ids> h_;
   std::array<block_id_t, max_rank> a_strides_{}, b_strides_{};
   // last_tiles_[last_start_[g] .. last_start_[g + 1]) are the last summed label's tiles of irrep g.
-  std::vector<tile_t> last_tiles_;
+  std::pmr::vector<tile_t> last_tiles_;
   std::array<std::size_t, irreps + 1> last_start_{};
   // The lists, one after another in the order they were asked for: irrep g's is
   // entries_[ranges_[g].first .. ranges_[g].second).
-  std::vector<Entry> entries_;
+  std::pmr::vector<Entry> entries_;
   std::array<std::pair<std::size_t, std::size_t>, irreps> ranges_{};
   std::array<bool, irreps> listed_{};
 };
@@ -240,14 +242,16 @@ std::uint64_t b_layout_key(const ContractionPlan::Recipe& r, int b_rank) {
 }
 
 // A unit's hash of its B reads, `h`, extended by one product's: its B block, the layout it is
-// read in (b_layout_key) and its summed extent. One multiply per product, in the walk. It hashes
-// what group_by_b_reads compares exactly (with the unit's n): change the two together.
-std::uint64_t mix_b_read(std::uint64_t h, slot_t b_slot, std::uint64_t b_layout, extent_t k) {
-  const std::uint64_t v = static_cast<std::uint64_t>(b_slot) ^
-                          (static_cast<std::uint64_t>(k) << 24) ^ (b_layout << 40) ^
-                          (b_layout >> 24);
+// read in (b_layout_key, spread by b_layout_bits) and its summed extent. One multiply per product,
+// in the walk. It hashes what group_by_b_reads compares exactly (with the unit's n): change the two
+// together.
+std::uint64_t mix_b_read(std::uint64_t h, slot_t b_slot, std::uint64_t b_layout_bits, extent_t k) {
+  const std::uint64_t v =
+      static_cast<std::uint64_t>(b_slot) ^ (static_cast<std::uint64_t>(k) << 24) ^ b_layout_bits;
   return (h ^ v) * 0x100000001b3ULL + (h >> 29);
 }
+// b_layout_key spread over the bits mix_b_read leaves to it, once per recipe.
+std::uint64_t b_layout_bits(std::uint64_t b_layout) { return (b_layout << 40) ^ (b_layout >> 24); }
 
 // Zeroing a task's R before its GEMMs accumulate into it, priced as a copy of its elements.
 double fill_seconds(const CostModel& model, extent_t elements) {
@@ -258,15 +262,17 @@ double fill_seconds(const CostModel& model, extent_t elements) {
 // on first use. Callers look a layout up once (layout()) and price blocks by its index.
 class BlockPermutePrices {
  public:
-  BlockPermutePrices(const CostModel& model, const BlockShape& shape)
-      : model_(model), shape_(shape) {}
+  BlockPermutePrices(const CostModel& model, const BlockShape& shape,
+                     std::pmr::memory_resource* memory)
+      : model_(model), shape_(shape), layouts_(memory) {}
   /** The index of `axes` among the layouts priced, added if new. */
   int layout(const Axes& axes) {
     // A plan reads an operand in one to a few layouts (one per recipe at most): a linear search.
     const auto key = std::bit_cast<std::uint64_t>(axes);
     for (std::size_t l = 0; l < layouts_.size(); ++l)
       if (layouts_[l].key == key) return static_cast<int>(l);
-    layouts_.push_back({key, PermutePricer(model_, shape_.rank(), axes)});
+    layouts_.push_back({key, PermutePricer(model_, shape_.rank(), axes),
+                        std::pmr::vector<double>(layouts_.get_allocator())});
     return static_cast<int>(layouts_.size() - 1);
   }
   double operator()(slot_t slot, int layout) {
@@ -288,19 +294,29 @@ class BlockPermutePrices {
   struct Layout {
     std::uint64_t key;  // axes, as 8 bytes
     PermutePricer price;
-    std::vector<double> seconds{};  // per slot, -1 until priced; allocated at the first price
+    std::pmr::vector<double> seconds;  // per slot, -1 until priced; allocated at the first price
   };
   const CostModel& model_;
   const BlockShape& shape_;
-  std::vector<Layout> layouts_;
+  std::pmr::vector<Layout> layouts_;
 };
 
 }  // namespace
 
 class ContractionPlan::Prices {
+  // The working memory of one build (its walk, groups and price memos) comes from one arena,
+  // freed at once when the build ends, in place of some twenty mallocs and frees per plan. Its
+  // first 32 KiB sit on the stack; past them it takes larger blocks from the heap.
+  std::array<std::byte, 32768> buffer_;
+  std::pmr::monotonic_buffer_resource arena_{buffer_.data(), buffer_.size()};
+
  public:
   Prices(const CostModel& cost_model, const BlockShape& a_shape, const BlockShape& b_shape)
-      : model(cost_model), a(cost_model, a_shape), b(cost_model, b_shape) {}
+      : model(cost_model), a(cost_model, a_shape, &arena_), b(cost_model, b_shape, &arena_) {}
+  Prices(const Prices&) = delete;
+  Prices& operator=(const Prices&) = delete;
+  /** Memory for the build's temporaries, which must not outlive this. */
+  std::pmr::memory_resource* memory() { return &arena_; }
   const CostModel& model;
   BlockPermutePrices a, b;
   /** The output's permutation from R[M, N] into C (by `axes`, output_axes(), the same at every
@@ -315,18 +331,20 @@ class ContractionPlan::Prices {
   struct RecipeLayouts {
     int a_rows = -1, a = -1, b = -1;
   };
-  /** Layouts of recipes[r], looked up the first time. */
-  const RecipeLayouts& layouts(const std::vector<Recipe>& recipes, std::int32_t r) {
-    while (recipe_layouts_.size() < recipes.size()) {
-      const Recipe& rc = recipes[recipe_layouts_.size()];
+  /** Looks up the layouts of the plan's recipes, once they are all known. */
+  void index_recipes(const std::vector<Recipe>& recipes) {
+    recipe_layouts_.clear();
+    for (const Recipe& rc : recipes)
       recipe_layouts_.push_back({a.layout(rc.a_rows), rc.a.permute ? a.layout(rc.a.axes) : -1,
                                  rc.b.permute ? b.layout(rc.b.axes) : -1});
-    }
+  }
+  /** Layouts of the r-th recipe given to index_recipes(). */
+  const RecipeLayouts& layouts(std::int32_t r) const {
     return recipe_layouts_[static_cast<std::size_t>(r)];
   }
 
  private:
-  std::vector<RecipeLayouts> recipe_layouts_;
+  std::pmr::vector<RecipeLayouts> recipe_layouts_{&arena_};
   std::optional<PermutePricer> output_;
 };
 
@@ -368,7 +386,7 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
   b_.shape->prefetch_locator();
   Prices prices(model, *a_.shape, *b_.shape);
   build(prices);
-  price_tasks(prices);
+  account_tasks(prices);
   inspector_seconds_ = clock_seconds() - t0;
 }
 
@@ -408,8 +426,10 @@ void ContractionPlan::build(Prices& prices) {
   output_axes_ = axes_between(r_labels, c_ids);
 
   // H: summed-label permutations realised by both operands. Opposite signs mean A*B sums to 0.
-  const auto ha = summed_symmetries(sa, a_ids, summed), hb = summed_symmetries(sb, b_ids, summed);
-  std::vector<Ids> h;
+  std::pmr::memory_resource* memory = prices.memory();
+  const auto ha = summed_symmetries(sa, a_ids, summed, memory),
+             hb = summed_symmetries(sb, b_ids, summed, memory);
+  std::pmr::vector<Ids> h(memory);
   for (const SummedSymmetry& x : ha) {
     auto it =
         std::find_if(hb.begin(), hb.end(), [&](const SummedSymmetry& y) { return y.rho == x.rho; });
@@ -426,15 +446,16 @@ void ContractionPlan::build(Prices& prices) {
   // B blocks to their stored ones, so they are cached by that pair.
   struct Read {
     std::int32_t recipe = -1;
+    int permuted = 0;  // operands the recipe permutes
     double sign = 1.0;
+    std::uint64_t b_layout_bits = 0;  // b_layout_bits() of how the recipe reads B
   };
   const std::size_t order_b = sb.group().order();
-  std::vector<Read> read_of(sa.group().order() * order_b);
-  std::vector<std::uint64_t> b_layouts;  // per recipe: how it reads B blocks (b_layout_key)
-  auto read_for = [&](int element_a, int element_b) -> const Read& {
-    Read& read = read_of[static_cast<std::size_t>(element_a) * order_b +
-                         static_cast<std::size_t>(element_b)];
-    if (read.recipe >= 0) return read;
+  std::pmr::vector<Read> read_of(sa.group().order() * order_b, memory);
+  std::pmr::vector<std::uint64_t> b_layouts(memory);  // per recipe: how it reads B (b_layout_key)
+  // Works out the read of an element pair the walk meets for the first time; read_for's common
+  // path is then the lookup alone, small enough to stay inline in the walk.
+  auto first_read = [&](Read& read, int element_a, int element_b) {
     const Ids stored_a = stored_labels(a_ids, sa.element_axes(element_a)),
               stored_b = stored_labels(b_ids, sb.element_axes(element_b));
     Recipe r;
@@ -461,7 +482,15 @@ void ContractionPlan::build(Prices& prices) {
     recipes_.push_back(r);
     b_layouts.push_back(b_layout_key(r, sb.rank()));
     read.recipe = static_cast<std::int32_t>(recipes_.size() - 1);
+    read.permuted = (r.a.permute ? 1 : 0) + (r.b.permute ? 1 : 0);
     read.sign = sa.element_sign(element_a) * sb.element_sign(element_b);
+    read.b_layout_bits = b_layout_bits(b_layouts.back());
+  };
+  auto read_for = [&](int element_a, int element_b) -> const Read& {
+    Read& read = read_of[static_cast<std::size_t>(element_a) * order_b +
+                         static_cast<std::size_t>(element_b)];
+    if (read.recipe < 0) [[unlikely]]
+      first_read(read, element_a, element_b);
     return read;
   };
 
@@ -480,11 +509,11 @@ void ContractionPlan::build(Prices& prices) {
     if (summed_space[q]->num_tiles() == 0) return;  // an empty sum: no products
   }
   SummedTuples tuples(summed_space, nk, h, &a_stride[static_cast<std::size_t>(nc)],
-                      &b_stride[static_cast<std::size_t>(nc)]);
+                      &b_stride[static_cast<std::size_t>(nc)], memory);
 
-  std::array<bool, max_rank> is_row{};  // C position p is a row label (comes from A)
-  for (int id : rows) is_row[static_cast<std::size_t>(id)] = true;
-  std::vector<Unit> units;
+  std::array<const Tile*, max_rank> c_tiles{};  // per C position, its space's tiles
+  for (int p = 0; p < nc; ++p) c_tiles[static_cast<std::size_t>(p)] = sc.space(p).tiles().data();
+  std::pmr::vector<Unit> units(memory);
   units.reserve(static_cast<std::size_t>(sc.num_blocks()));
   // Most output blocks have a product or more: room for one each saves the first reallocations.
   products_.reserve(static_cast<std::size_t>(sc.num_blocks()));
@@ -496,17 +525,19 @@ void ContractionPlan::build(Prices& prices) {
     unit.member.m = 1;
     block_id_t a_base = 0, b_base = 0;
     int row_irrep = sa.irrep();
-    for (int p = 0; p < nc; ++p) {
-      const Tile& tile = sc.space(p).tile(tc[p]);
-      const auto pu = static_cast<std::size_t>(p);
-      a_base += static_cast<block_id_t>(tc[p]) * a_stride[pu];
-      b_base += static_cast<block_id_t>(tc[p]) * b_stride[pu];
-      if (is_row[pu]) {
-        unit.member.m *= tile.extent;
-        row_irrep ^= tile.irrep;
-      } else {
-        unit.n *= tile.extent;
-      }
+    // A row tile places the A block and adds to M and the row irrep; a column tile places the B
+    // block and adds to N.
+    for (int id : rows) {
+      const auto p = static_cast<std::size_t>(id);
+      const Tile& tile = c_tiles[p][tc[p]];
+      a_base += static_cast<block_id_t>(tc[p]) * a_stride[p];
+      unit.member.m *= tile.extent;
+      row_irrep ^= tile.irrep;
+    }
+    for (int id : cols) {
+      const auto p = static_cast<std::size_t>(id);
+      b_base += static_cast<block_id_t>(tc[p]) * b_stride[p];
+      unit.n *= c_tiles[p][tc[p]].extent;
     }
     unit.b_reads = static_cast<std::uint64_t>(unit.n);
     // A's irrep and its row tiles' fix the irrep of the summed tiles.
@@ -519,8 +550,8 @@ void ContractionPlan::build(Prices& prices) {
       const Read& read = read_for(at_a.element, at_b.element);
       products_.push_back(Product{at_a.slot, at_b.slot, read.recipe, read.sign * e.weight, e.k});
       summed_k += e.k;
-      unit.b_reads = mix_b_read(unit.b_reads, at_b.slot,
-                                b_layouts[static_cast<std::size_t>(read.recipe)], e.k);
+      permuted_operands_ += read.permuted;
+      unit.b_reads = mix_b_read(unit.b_reads, at_b.slot, read.b_layout_bits, e.k);
     }
     unit.last = num_products();
     if (unit.last > unit.member.first) {
@@ -530,10 +561,7 @@ void ContractionPlan::build(Prices& prices) {
       units.push_back(unit);
     }
   }
-  for (const Product& pr : products_) {
-    const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-    permuted_operands_ += (rc.a.permute ? 1 : 0) + (rc.b.permute ? 1 : 0);
-  }
+  prices.index_recipes(recipes_);
   if (layout_ == PlanLayout::tce) {
     // TCE's tasks: one per output block, in loop (slot) order, never stacked.
     std::vector<slot_t> task_slots;
@@ -544,7 +572,7 @@ void ContractionPlan::build(Prices& prices) {
     build_tce_loop(task_slots);
     return;
   }
-  const StackingGroups groups = group_by_b_reads(units, b_layouts);
+  const StackingGroups groups = group_by_b_reads(units, b_layouts, memory);
   // Each unit becomes one member, of one task at most (slabs add more): room for them up front,
   // rather than vectors that reallocate and copy as they grow.
   members_.reserve(units.size());
@@ -557,7 +585,8 @@ void ContractionPlan::build(Prices& prices) {
 }
 
 ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
-    const std::vector<Unit>& units, const std::vector<std::uint64_t>& b_layouts) const {
+    std::span<const Unit> units, std::span<const std::uint64_t> b_layouts,
+    std::pmr::memory_resource* memory) const {
   // Units whose products read the same B blocks, laid out alike, in the same order can share
   // GEMMs. Groups keep the order of their first unit, and units their order in a group.
   auto product = [&](std::int64_t p) -> const Product& {
@@ -580,9 +609,10 @@ ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
   // match), or starts a new one; groups are thus numbered by their first unit.
   std::size_t table_size = 1;
   while (table_size < 2 * units.size()) table_size *= 2;
-  std::vector<std::int64_t> table(table_size, -1);
-  std::vector<std::uint64_t> group_hash;
-  std::vector<std::size_t> group_of(units.size()), leads;  // leads: first unit of each group
+  std::pmr::vector<std::int64_t> table(table_size, -1, memory);
+  std::pmr::vector<std::uint64_t> group_hash(memory);
+  // leads: the first unit of each group.
+  std::pmr::vector<std::size_t> group_of(units.size(), memory), leads(memory);
   group_hash.reserve(units.size());
   leads.reserve(units.size());
   for (std::size_t i = 0; i < units.size(); ++i) {
@@ -606,12 +636,13 @@ ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
     }
   }
   // Lay units out group by group.
-  StackingGroups groups;
+  StackingGroups groups{std::pmr::vector<std::size_t>(memory),
+                        std::pmr::vector<std::size_t>(memory)};
   groups.starts.assign(leads.size() + 1, 0);
   for (std::size_t g : group_of) ++groups.starts[g + 1];
   std::partial_sum(groups.starts.begin(), groups.starts.end(), groups.starts.begin());
   groups.units.resize(units.size());
-  std::vector<std::size_t> next(groups.starts.begin(), groups.starts.end() - 1);
+  std::pmr::vector<std::size_t> next(groups.starts.begin(), groups.starts.end() - 1, memory);
   for (std::size_t i = 0; i < units.size(); ++i) groups.units[next[group_of[i]]++] = i;
   return groups;
 }
@@ -643,7 +674,7 @@ void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {
   TILECC_ASSERT(next_task == task_slots.size());
 }
 
-void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std::size_t> group,
+void ContractionPlan::stack(std::span<const Unit> units, std::span<const std::size_t> group,
                             Prices& prices) {
   // Greedy chunks of about stack_rows rows; a block that is tall enough stays alone. With several
   // workers a chunk also stops before it outgrows its share of the flops, and a block alone above
@@ -682,7 +713,6 @@ void ContractionPlan::stack(const std::vector<Unit>& units, std::span<const std:
              task.flops + units[group[g]].flops <= most_flops);
     task.last_member = static_cast<std::int64_t>(members_.size());
     tasks_.push_back(task);
-    add_scratch(task);
   }
 }
 
@@ -690,8 +720,9 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices&
   // What estimate() prices, stacked minus alone, for `count` copies of `unit`: the units of a
   // group read the same B blocks with the same summed extents, so the lead stands for them all.
   // Stacked, the task permutes each B block once instead of once per unit, runs one taller GEMM
-  // per product, fills R and scatters it. An A block that is permuted alone anyway costs the same
-  // stacked (Recipe::a_rows is its layout both ways); only a block read in place adds a copy.
+  // per product (saving the model's terms that do not grow with the rows), fills R and scatters
+  // it. An A block that is permuted alone anyway costs the same stacked (Recipe::a_rows is its
+  // layout both ways); only a block read in place adds a copy.
   const CostModel& model = prices.model;
   const auto copies = static_cast<double>(count);
   const extent_t m = unit.member.m, n = unit.n;
@@ -703,11 +734,10 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices&
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
     const Product& pr = products_[static_cast<std::size_t>(p)];
     const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-    const Prices::RecipeLayouts& layouts = prices.layouts(recipes_, pr.recipe);
+    const Prices::RecipeLayouts& layouts = prices.layouts(pr.recipe);
     if (!rc.a.permute) extra += copies * prices.a(pr.a_slot, layouts.a_rows);
     if (rc.b.permute) extra -= (copies - 1.0) * prices.b(pr.b_slot, layouts.b);
-    extra += model.gemm_seconds(static_cast<extent_t>(copies) * m, n, pr.k) -
-             copies * model.gemm_seconds(m, n, pr.k);
+    extra -= (copies - 1.0) * model.gemm_seconds_per_call(n, pr.k);
   }
   return extra < 0.0;
 }
@@ -760,7 +790,6 @@ bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
     task.flops = unit.flops * static_cast<double>(task.slab.last - task.slab.first) /
                  static_cast<double>(extent);
     tasks_.push_back(task);
-    add_scratch(task);
   }
   return true;
 }
@@ -794,40 +823,30 @@ int ContractionPlan::permuted_slab_axis(const Recipe& recipe, Side side, const T
 
 void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* extents) const {
   const extent_t* block = c_.shape->block_extents(c_slot);
-  for (std::size_t q = 0; q < r_positions_.size(); ++q) extents[q] = block[r_positions_[q]];
+  const int* position = r_positions_.data();
+  const std::size_t rank = r_positions_.size();
+  for (std::size_t q = 0; q < rank; ++q) extents[q] = block[position[q]];
   if (task.slab.side != Side::whole)
     extents[task.slab.side == Side::rows ? 0 : row_labels_] = task.slab.last - task.slab.first;
 }
 
-void ContractionPlan::add_scratch(const Task& task) {
-  // Scratch of a task: stacked A (or permuted A), B, and R when it is needed.
-  const bool alone = task.last_member - task.first_member == 1;
-  const Window w = window(task);
-  for (std::int64_t p = 0; p < task.products; ++p) {
-    const Product& pr = products_[static_cast<std::size_t>(
-        members_[static_cast<std::size_t>(task.first_member)].first + p)];
-    const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
-    const extent_t a = (!alone || rc.a.permute) ? w.rows * pr.k : 0;
-    const extent_t b = rc.b.permute ? pr.k * w.cols : 0;
-    const extent_t r = (!alone || output_ == Output::buffered) ? w.rows * w.cols : 0;
-    scratch_bytes_ = std::max(scratch_bytes_, (a + b + r) * static_cast<extent_t>(sizeof(double)));
-  }
-}
-
 void ContractionPlan::estimate(const CostModel& model) {
   Prices prices(model, *a_.shape, *b_.shape);
-  price_tasks(prices);
+  prices.index_recipes(recipes_);
+  account_tasks(prices);
 }
 
-void ContractionPlan::price_tasks(Prices& prices) {
+void ContractionPlan::account_tasks(Prices& prices) {
   // The work of each task as contract() does it: operand permutations (or row stacking), one GEMM
-  // per product, and the output's permutation when the result goes through scratch.
+  // per product, and the output's permutation when the result goes through scratch. The scratch
+  // is what those steps write: the stacked or permuted A, the permuted B, and R.
   const CostModel& model = prices.model;
   const BlockShape& sc = *c_.shape;
   extent_t extents[max_rank];
   PermutePricer& output = prices.output(sc.rank(), output_axes_);
   modelled_.clear();
   modelled_.reserve(tasks_.size());
+  scratch_bytes_ = 0;
   // A permutation of a whole block, or of the slab that `cut` (a stored axis, -1 for none) and
   // the task's slab select.
   auto permute = [](BlockPermutePrices& operand, slot_t slot, int layout, const Task& task,
@@ -841,16 +860,17 @@ void ContractionPlan::price_tasks(Prices& prices) {
     const bool alone = count == 1;
     const bool through_r = !alone || output_ == Output::buffered;
     const Window w = window(task);
+    const extent_t r_elements = through_r ? w.rows * w.cols : 0;
     double seconds = 0.0;
-    if (through_r) seconds += fill_seconds(model, w.rows * w.cols);
+    if (through_r) seconds += fill_seconds(model, r_elements);
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
       const Recipe& lr = recipes_[static_cast<std::size_t>(lead.recipe)];
-      const Prices::RecipeLayouts& layouts = prices.layouts(recipes_, lead.recipe);
+      const Prices::RecipeLayouts& layouts = prices.layouts(lead.recipe);
       if (!alone) {
         for (std::int64_t g = 0; g < count; ++g) {
           const Product& pr = products_[static_cast<std::size_t>(mem[g].first + p)];
-          seconds += prices.a(pr.a_slot, prices.layouts(recipes_, pr.recipe).a_rows);
+          seconds += prices.a(pr.a_slot, prices.layouts(pr.recipe).a_rows);
         }
       } else if (lr.a.permute) {
         seconds += permute(prices.a, lead.a_slot, layouts.a, task,
@@ -860,6 +880,10 @@ void ContractionPlan::price_tasks(Prices& prices) {
         seconds += permute(prices.b, lead.b_slot, layouts.b, task,
                            permuted_slab_axis(lr, Side::columns, task));
       seconds += model.gemm_seconds(w.rows, w.cols, lead.k);
+      const extent_t a_elements = (!alone || lr.a.permute) ? w.rows * lead.k : 0;
+      const extent_t b_elements = lr.b.permute ? lead.k * w.cols : 0;
+      scratch_bytes_ = std::max(scratch_bytes_, (a_elements + b_elements + r_elements) *
+                                                    static_cast<extent_t>(sizeof(double)));
     }
     if (through_r) {
       for (std::int64_t g = 0; g < count; ++g) {

@@ -48,6 +48,12 @@ struct CostModel {
     return ((gemm[0] + gemm[1] * x * y * z) + (gemm[2] * x * z + gemm[3] * z * y)) +
            ((gemm[4] * x * y + gemm[5] * x) + (gemm[6] * y + gemm[7] * z));
   }
+  /** The terms of gemm_seconds(m, n, k) that do not grow with m: what running one GEMM of
+   *  c m rows, in place of c GEMMs of m rows, saves c - 1 times. */
+  double gemm_seconds_per_call(extent_t n, extent_t k) const {
+    const auto y = static_cast<double>(n), z = static_cast<double>(k);
+    return (gemm[0] + gemm[3] * z * y) + (gemm[6] * y + gemm[7] * z);
+  }
   double permute_seconds(const PermuteShape& p) const {
     return permute[0] +
            permute[1 + static_cast<std::size_t>(p.kind)] * static_cast<double>(p.elements) +

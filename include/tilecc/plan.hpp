@@ -4,6 +4,7 @@
  * that feed it. The plan depends on the operands' shapes and the number of workers only, so one
  * plan serves every execution on tensors of the same shapes (every CC iteration).
  */
+#include <memory_resource>
 #include <span>
 #include <string>
 #include <vector>
@@ -219,19 +220,21 @@ class ContractionPlan {
    *  and layout: many products of a plan read one block the same way. */
   class Prices;
   void build(Prices& prices);
-  /** estimate() with these prices. */
-  void price_tasks(Prices& prices);
+  /** Each task's work as contract() runs it: its seconds under these prices (modelled_, then
+   *  estimated_) and the scratch its steps write (scratch_bytes_, the largest over tasks). */
+  void account_tasks(Prices& prices);
   void build_tce_loop(const std::vector<slot_t>& task_slots);
   /** Units laid out group by group: group g is units[starts[g] .. starts[g + 1]). */
   struct StackingGroups {
-    std::vector<std::size_t> units, starts;
+    std::pmr::vector<std::size_t> units, starts;
   };
   /** Units that read the same B blocks alike, grouped in order of first appearance, found by
    *  Unit::b_reads (taken in build()'s walk) and compared exactly. `b_layouts`: per recipe, how
-   *  it reads B blocks. */
-  StackingGroups group_by_b_reads(const std::vector<Unit>& units,
-                                  const std::vector<std::uint64_t>& b_layouts) const;
-  void stack(const std::vector<Unit>& units, std::span<const std::size_t> group, Prices& prices);
+   *  it reads B blocks; the groups and the work's temporaries live in `memory`. */
+  StackingGroups group_by_b_reads(std::span<const Unit> units,
+                                  std::span<const std::uint64_t> b_layouts,
+                                  std::pmr::memory_resource* memory) const;
+  void stack(std::span<const Unit> units, std::span<const std::size_t> group, Prices& prices);
   /** Whether the model prices `count` units like `unit`, stacked into one task, below the same
    *  units run one by one. */
   bool stacking_pays(const Unit& unit, std::size_t count, Prices& prices) const;
@@ -239,7 +242,6 @@ class ContractionPlan {
   bool cut_into_slabs(const Unit& unit, double most_flops);
   /** Extent of the label a slab on `side` cuts, in output block `c_slot`. */
   extent_t slab_label_extent(slot_t c_slot, Side side) const;
-  void add_scratch(const Task& task);
 
   Operand c_, a_, b_;
   PlanLayout layout_;

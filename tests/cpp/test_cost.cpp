@@ -1,9 +1,13 @@
-// PermutePricer against the cost model it stands in for: the same seconds, to the last bit, for
-// random blocks of every rank, with extent-1 axes in every pattern and empty blocks, many blocks
-// per pricer so that the patterns it keeps are used again. The seed is printed; TILECC_TEST_SEED
-// replays one.
+// The cost model's shortcuts against its general formulas, on random input (the seed is printed;
+// TILECC_TEST_SEED replays one):
+//  - PermutePricer against CostModel::permute_seconds: the same seconds, to the last bit, for
+//    random blocks of every rank, with extent-1 axes in every pattern and empty blocks, many blocks
+//    per pricer so that the patterns it keeps are used again;
+//  - gemm_seconds_per_call against gemm_seconds: what one GEMM of c m rows saves over c GEMMs of
+//    m rows.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -35,6 +39,23 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
       ASSERT_EQ(price(extents), model.permute_seconds(rank, extents, axes))
           << "layout " << layout << " block " << block;
     }
+  }
+}
+
+TEST(CostModel, PerCallTermsAreWhatATallerGemmSaves) {
+  const unsigned seed = test_seed();
+  SCOPED_TRACE(replay_note(seed));
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  CostModel model;
+  for (double& c : model.gemm) c = std::uniform_real_distribution<double>(0.0, 1e-8)(rng);
+  for (int shape = 0; shape < 1000; ++shape) {
+    const extent_t m = pick(1, 200), n = pick(1, 200), k = pick(1, 200), copies = pick(1, 12);
+    const double alone = static_cast<double>(copies) * model.gemm_seconds(m, n, k);
+    const double saved = alone - model.gemm_seconds(copies * m, n, k);
+    EXPECT_NEAR(saved, static_cast<double>(copies - 1) * model.gemm_seconds_per_call(n, k),
+                1e-12 * std::abs(alone) + 1e-300)
+        << "m " << m << " n " << n << " k " << k << " copies " << copies;
   }
 }
 
