@@ -67,6 +67,15 @@ PermutePricer::Form PermutePricer::form(int rank, unsigned long_axes) const {
   return Form{loops.inner_axes, permute_kind(loops), loops.runs, loops.fused_rank > 0, true};
 }
 
+double PermutePricer::general(int rank, const extent_t* extents) const {
+  return model_->permute_seconds(rank, extents, axes_);
+}
+
+double PermutePricer::first_of_pattern(int rank, unsigned long_axes, const extent_t* extents) {
+  forms_[long_axes] = form(rank, long_axes);
+  return (*this)(extents);
+}
+
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {
   TILECC_CHECK(repeats >= 1, "time_gemms needs at least one repeat, got ", repeats, ".");
   blas::ensure_loaded();

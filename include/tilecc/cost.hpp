@@ -76,7 +76,7 @@ class PermutePricer {
  public:
   PermutePricer(const CostModel& model, int rank, const Axes& axes)
       : model_(&model), axes_(axes), price_(by_rank[static_cast<std::size_t>(rank)]) {}
-  double operator()(const extent_t* extents) { return (this->*price_)(extents); }
+  double operator()(const extent_t* extents) { return price_(*this, extents); }
   const Axes& axes() const { return axes_; }
 
  private:
@@ -89,6 +89,11 @@ class PermutePricer {
     bool known = false;  ///< worked out yet
   };
   Form form(int rank, unsigned long_axes) const;
+  // The rare paths, out of line and reached by tail calls, so that the common one saves no
+  // registers: an empty block, priced the general way, and the first block of a pattern, which
+  // works its form out and is priced again.
+  double general(int rank, const extent_t* extents) const;
+  double first_of_pattern(int rank, unsigned long_axes, const extent_t* extents);
 
   // Patterns are kept for blocks of up to this rank (2^4 of them); higher ranks, which CC methods
   // up to CCSD(T) do not permute in bulk, are priced the general way.
@@ -104,9 +109,11 @@ class PermutePricer {
         elements *= extents[k];
         long_axes |= static_cast<unsigned>(extents[k] != 1) << k;
       }
-      if (elements == 0) return model_->permute_seconds(rank, extents, axes_);
-      Form& f = forms_[long_axes];
-      if (!f.known) f = form(rank, long_axes);
+      if (elements == 0) [[unlikely]]
+        return general(rank, extents);
+      const Form& f = forms_[long_axes];
+      if (!f.known) [[unlikely]]
+        return first_of_pattern(rank, long_axes, extents);
       extent_t inner = 1, outer = 1;  // elements in the innermost fused axis, and outside it
       for (int k = 0; k < rank; ++k) {
         const bool in = (f.inner_axes >> k & 1u) != 0;
@@ -117,10 +124,15 @@ class PermutePricer {
       return model_->permute_seconds(PermuteShape{f.kind, elements, loops});
     }
   }
-  using Price = double (PermutePricer::*)(const extent_t*);
-  // price<rank> for every rank 0..max_rank, indexed by rank, so that its loops unroll.
+  // price<rank> for every rank 0..max_rank, indexed by rank, so that its loops unroll. Plain
+  // function pointers: a call through a pointer to member first tests whether it is virtual.
+  using Price = double (*)(PermutePricer&, const extent_t*);
+  template <int rank>
+  static double price_of_rank(PermutePricer& pricer, const extent_t* extents) {
+    return pricer.price<rank>(extents);
+  }
   static constexpr auto by_rank = []<std::size_t... r>(std::index_sequence<r...>) {
-    return std::array<Price, sizeof...(r)>{&PermutePricer::price<static_cast<int>(r)>...};
+    return std::array<Price, sizeof...(r)>{&price_of_rank<static_cast<int>(r)>...};
   }(std::make_index_sequence<max_rank + 1>{});
 
   const CostModel* model_;
