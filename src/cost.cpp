@@ -60,20 +60,26 @@ PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes) 
 }
 
 PermutePricer::Form PermutePricer::form(int rank, unsigned long_axes) const {
-  // The kernel's loops for a block with this pattern and every other extent 2.
-  extent_t extents[max_rank];
-  for (int k = 0; k < rank; ++k) extents[k] = (long_axes >> k & 1u) != 0 ? 2 : 1;
+  // The kernel's loops for a block with this pattern and every other extent 2, with the axes it
+  // fuses innermost told as positions in the given extents.
+  extent_t extents[max_rank]{};
+  for (int k = 0; k < rank; ++k) extents[k] = (long_axes >> from_[k] & 1u) != 0 ? 2 : 1;
   const kernels::PermuteLoops loops = kernels::permute_loops(rank, extents, axes_);
-  return Form{loops.inner_axes, permute_kind(loops), loops.runs, loops.fused_rank > 0, true};
+  unsigned inner_axes = 0;
+  for (int k = 0; k < rank; ++k)
+    if ((loops.inner_axes >> k & 1u) != 0) inner_axes |= 1u << from_[k];
+  return Form{inner_axes, permute_kind(loops), loops.runs, loops.fused_rank > 0, true};
 }
 
-double PermutePricer::general(int rank, const extent_t* extents) const {
+double PermutePricer::general(int rank, const extent_t* given) const {
+  extent_t extents[max_rank];
+  for (int k = 0; k < rank; ++k) extents[k] = given[from_[k]];
   return model_->permute_seconds(rank, extents, axes_);
 }
 
-double PermutePricer::first_of_pattern(int rank, unsigned long_axes, const extent_t* extents) {
+double PermutePricer::first_of_pattern(int rank, unsigned long_axes, const extent_t* given) {
   forms_[long_axes] = form(rank, long_axes);
-  return (*this)(extents);
+  return (*this)(given);
 }
 
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {

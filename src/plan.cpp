@@ -151,7 +151,7 @@ class SummedTuples {
       last_tiles_[next[static_cast<std::size_t>(last.tile(t).irrep)]++] = t;
   }
   /** The tuples whose tiles' irreps multiply to `irrep`; when nothing is summed, the one empty
-   *  tuple, whatever `irrep`. */
+   *  tuple, whatever `irrep`. The span holds until a call for another irrep. */
   std::span<const Entry> of_irrep(int irrep) {
     const auto g = count_ == 0 ? std::size_t{0} : static_cast<std::size_t>(irrep);
     if (!listed_[g]) {
@@ -248,7 +248,7 @@ std::uint64_t b_layout_key(const ContractionPlan::Recipe& r, int b_rank) {
 std::uint64_t mix_b_read(std::uint64_t h, slot_t b_slot, std::uint64_t b_layout_bits, extent_t k) {
   const std::uint64_t v =
       static_cast<std::uint64_t>(b_slot) ^ (static_cast<std::uint64_t>(k) << 24) ^ b_layout_bits;
-  return (h ^ v) * 0x100000001b3ULL + (h >> 29);
+  return (h ^ v) * 0x100000001b3ULL;
 }
 // b_layout_key spread over the bits mix_b_read leaves to it, once per recipe.
 std::uint64_t b_layout_bits(std::uint64_t b_layout) { return (b_layout << 40) ^ (b_layout >> 24); }
@@ -319,11 +319,15 @@ class ContractionPlan::Prices {
   std::pmr::memory_resource* memory() { return &arena_; }
   const CostModel& model;
   BlockPermutePrices a, b;
-  /** The output's permutation from R[M, N] into C (by `axes`, output_axes(), the same at every
-   *  call), priced per block. */
-  PermutePricer& output(int rank, const Axes& axes) {
-    if (!output_) output_.emplace(model, rank, axes);
-    TILECC_ASSERT(output_->axes() == axes);
+  /** The plan's output permutation, from R[M, N] into C by output_axes(), priced per block from
+   *  the extents of its block of C (ContractionPlan::c_extents). */
+  PermutePricer& output(const ContractionPlan& plan) {
+    if (!output_) {
+      Axes r_from_c{};  // R's axis q is C's axis r_positions_[q]
+      for (std::size_t q = 0; q < plan.r_positions_.size(); ++q)
+        r_from_c[q] = static_cast<std::int8_t>(plan.r_positions_[q]);
+      output_.emplace(model, plan.c_.shape->rank(), plan.output_axes_, r_from_c);
+    }
     return *output_;
   }
   /** The layouts each recipe reads its blocks in: A stacked (Recipe::a_rows), A and B permuted
@@ -514,6 +518,8 @@ void ContractionPlan::build(Prices& prices) {
   std::array<const Tile*, max_rank> c_tiles{};  // per C position, its space's tiles
   for (int p = 0; p < nc; ++p) c_tiles[static_cast<std::size_t>(p)] = sc.space(p).tiles().data();
   std::pmr::vector<Unit> units(memory);
+  std::span<const SummedTuples::Entry> list;  // tuples.of_irrep(list_irrep), asked again only
+  int list_irrep = -1;                        // when a unit's row irrep differs
   units.reserve(static_cast<std::size_t>(sc.num_blocks()));
   // Most output blocks have a product or more: room for one each saves the first reallocations.
   products_.reserve(static_cast<std::size_t>(sc.num_blocks()));
@@ -542,7 +548,11 @@ void ContractionPlan::build(Prices& prices) {
     unit.b_reads = static_cast<std::uint64_t>(unit.n);
     // A's irrep and its row tiles' fix the irrep of the summed tiles.
     extent_t summed_k = 0;
-    for (const SummedTuples::Entry& e : tuples.of_irrep(row_irrep)) {
+    if (row_irrep != list_irrep) {
+      list = tuples.of_irrep(row_irrep);
+      list_irrep = row_irrep;
+    }
+    for (const SummedTuples::Entry& e : list) {
       const BlockShape::StoredAt at_a = sa.stored_at(a_base + e.a_offset);
       if (at_a.slot < 0) continue;  // spin or irreps make the A block zero
       const BlockShape::StoredAt at_b = sb.stored_at(b_base + e.b_offset);
@@ -726,9 +736,7 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices&
   const CostModel& model = prices.model;
   const auto copies = static_cast<double>(count);
   const extent_t m = unit.member.m, n = unit.n;
-  extent_t extents[max_rank];
-  r_extents(unit.member.c_slot, Task{}, extents);  // a default Task: the whole block
-  const double output = prices.output(c_.shape->rank(), output_axes_)(extents);
+  const double output = prices.output(*this)(c_.shape->block_extents(unit.member.c_slot));
   double extra = fill_seconds(model, static_cast<extent_t>(copies) * m * n) + copies * output;
   if (output_ == Output::buffered) extra -= copies * (fill_seconds(model, m * n) + output);
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
@@ -821,6 +829,16 @@ int ContractionPlan::permuted_slab_axis(const Recipe& recipe, Side side, const T
                           : -1;
 }
 
+const extent_t* ContractionPlan::c_extents(slot_t c_slot, const Task& task,
+                                           extent_t* buffer) const {
+  const extent_t* block = c_.shape->block_extents(c_slot);
+  if (task.slab.side == Side::whole) return block;
+  std::copy_n(block, c_.shape->rank(), buffer);
+  buffer[r_positions_[static_cast<std::size_t>(task.slab.side == Side::rows ? 0 : row_labels_)]] =
+      task.slab.last - task.slab.first;
+  return buffer;
+}
+
 void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* extents) const {
   const extent_t* block = c_.shape->block_extents(c_slot);
   const int* position = r_positions_.data();
@@ -841,9 +859,8 @@ void ContractionPlan::account_tasks(Prices& prices) {
   // per product, and the output's permutation when the result goes through scratch. The scratch
   // is what those steps write: the stacked or permuted A, the permuted B, and R.
   const CostModel& model = prices.model;
-  const BlockShape& sc = *c_.shape;
   extent_t extents[max_rank];
-  PermutePricer& output = prices.output(sc.rank(), output_axes_);
+  PermutePricer& output = prices.output(*this);
   modelled_.clear();
   modelled_.reserve(tasks_.size());
   scratch_bytes_ = 0;
@@ -886,10 +903,8 @@ void ContractionPlan::account_tasks(Prices& prices) {
                                                     static_cast<extent_t>(sizeof(double)));
     }
     if (through_r) {
-      for (std::int64_t g = 0; g < count; ++g) {
-        r_extents(mem[g].c_slot, task, extents);
-        seconds += output(extents);
-      }
+      for (std::int64_t g = 0; g < count; ++g)
+        seconds += output(c_extents(mem[g].c_slot, task, extents));
     }
     modelled_.push_back(seconds);
   }

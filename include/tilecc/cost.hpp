@@ -74,51 +74,62 @@ struct CostModel {
  */
 class PermutePricer {
  public:
+  /** Prices blocks given by their extents in their own axis order. */
   PermutePricer(const CostModel& model, int rank, const Axes& axes)
-      : model_(&model), axes_(axes), price_(by_rank[static_cast<std::size_t>(rank)]) {}
-  double operator()(const extent_t* extents) { return price_(*this, extents); }
-  const Axes& axes() const { return axes_; }
+      : PermutePricer(model, rank, axes, own_order) {}
+  /** Prices blocks given by extents in another order: the block's axis k has extent
+   *  given[from[k]] (the output's R block, priced from the extents of its block of C). */
+  PermutePricer(const CostModel& model, int rank, const Axes& axes, const Axes& from)
+      : model_(&model), axes_(axes), from_(from), price_(by_rank[static_cast<std::size_t>(rank)]) {}
+  double operator()(const extent_t* given) { return price_(*this, given); }
 
  private:
   /** The fused layout of the blocks with one pattern of extent-1 axes. */
   struct Form {
-    unsigned inner_axes = 0;  ///< kernels::PermuteLoops::inner_axes
+    unsigned inner_axes = 0;  ///< kernels::PermuteLoops::inner_axes, as positions in `given`
     PermuteKind kind = PermuteKind::copy;
     bool runs = true;
     bool fused = false;  ///< some axis has an extent above 1
     bool known = false;  ///< worked out yet
   };
+  /** The form of the blocks whose given extents above 1 are those of `long_axes`. */
   Form form(int rank, unsigned long_axes) const;
+  // `from` for extents given in the block's own order.
+  static constexpr Axes own_order = [] {
+    Axes order{};
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::int8_t>(k);
+    return order;
+  }();
   // The rare paths, out of line and reached by tail calls, so that the common one saves no
   // registers: an empty block, priced the general way, and the first block of a pattern, which
   // works its form out and is priced again.
-  double general(int rank, const extent_t* extents) const;
-  double first_of_pattern(int rank, unsigned long_axes, const extent_t* extents);
+  double general(int rank, const extent_t* given) const;
+  double first_of_pattern(int rank, unsigned long_axes, const extent_t* given);
 
   // Patterns are kept for blocks of up to this rank (2^4 of them); higher ranks, which CC methods
   // up to CCSD(T) do not permute in bulk, are priced the general way.
   static constexpr int patterned_rank = 4;
   template <int rank>
-  double price(const extent_t* extents) {
+  double price(const extent_t* given) {
     if constexpr (rank > patterned_rank) {
-      return model_->permute_seconds(rank, extents, axes_);
+      return general(rank, given);
     } else {
-      unsigned long_axes = 0;  // bit k: axis k has an extent above 1
+      unsigned long_axes = 0;  // bit p: given[p] is above 1
       extent_t elements = 1;
-      for (int k = 0; k < rank; ++k) {
-        elements *= extents[k];
-        long_axes |= static_cast<unsigned>(extents[k] != 1) << k;
+      for (int p = 0; p < rank; ++p) {
+        elements *= given[p];
+        long_axes |= static_cast<unsigned>(given[p] != 1) << p;
       }
       if (elements == 0) [[unlikely]]
-        return general(rank, extents);
+        return general(rank, given);
       const Form& f = forms_[long_axes];
       if (!f.known) [[unlikely]]
-        return first_of_pattern(rank, long_axes, extents);
+        return first_of_pattern(rank, long_axes, given);
       extent_t inner = 1, outer = 1;  // elements in the innermost fused axis, and outside it
-      for (int k = 0; k < rank; ++k) {
-        const bool in = (f.inner_axes >> k & 1u) != 0;
-        inner *= in ? extents[k] : 1;
-        outer *= in ? 1 : extents[k];
+      for (int p = 0; p < rank; ++p) {
+        const bool in = (f.inner_axes >> p & 1u) != 0;
+        inner *= in ? given[p] : 1;
+        outer *= in ? 1 : given[p];
       }
       const extent_t loops = f.fused ? kernels::inner_loops(f.runs, outer, inner) : 1;
       return model_->permute_seconds(PermuteShape{f.kind, elements, loops});
@@ -128,15 +139,15 @@ class PermutePricer {
   // function pointers: a call through a pointer to member first tests whether it is virtual.
   using Price = double (*)(PermutePricer&, const extent_t*);
   template <int rank>
-  static double price_of_rank(PermutePricer& pricer, const extent_t* extents) {
-    return pricer.price<rank>(extents);
+  static double price_of_rank(PermutePricer& pricer, const extent_t* given) {
+    return pricer.price<rank>(given);
   }
   static constexpr auto by_rank = []<std::size_t... r>(std::index_sequence<r...>) {
     return std::array<Price, sizeof...(r)>{&price_of_rank<static_cast<int>(r)>...};
   }(std::make_index_sequence<max_rank + 1>{});
 
   const CostModel* model_;
-  Axes axes_;
+  Axes axes_, from_;
   Price price_;
   std::array<Form, std::size_t{1} << patterned_rank> forms_{};  // by pattern of extent-1 axes
 };

@@ -242,6 +242,9 @@ class ContractionPlan {
   bool cut_into_slabs(const Unit& unit, double most_flops);
   /** Extent of the label a slab on `side` cuts, in output block `c_slot`. */
   extent_t slab_label_extent(slot_t c_slot, Side side) const;
+  /** Extents, in C's order, of the task's part of output block `c_slot`: the block's own, or a
+   *  copy in `buffer` (max_rank of them) with the slab's width. */
+  const extent_t* c_extents(slot_t c_slot, const Task& task, extent_t* buffer) const;
 
   Operand c_, a_, b_;
   PlanLayout layout_;

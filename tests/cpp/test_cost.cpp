@@ -2,7 +2,8 @@
 // TILECC_TEST_SEED replays one):
 //  - PermutePricer against CostModel::permute_seconds: the same seconds, to the last bit, for
 //    random blocks of every rank, with extent-1 axes in every pattern and empty blocks, many blocks
-//    per pricer so that the patterns it keeps are used again;
+//    per pricer so that the patterns it keeps are used again, their extents given in the block's
+//    order or in a random other one;
 //  - gemm_seconds_per_call against gemm_seconds: what one GEMM of c m rows saves over c GEMMs of
 //    m rows.
 #include <gtest/gtest.h>
@@ -29,14 +30,22 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
     Axes axes{};
     std::iota(axes.begin(), axes.end(), std::int8_t{0});
     std::shuffle(axes.begin(), axes.begin() + rank, rng);
-    PermutePricer price(model, rank, axes);
+    // Every other pricer takes the extents in another order: the block's axis k has extent
+    // given[from[k]].
+    Axes from{};
+    std::iota(from.begin(), from.end(), std::int8_t{0});
+    const bool reordered = layout % 2 == 1;
+    if (reordered) std::shuffle(from.begin(), from.begin() + rank, rng);
+    PermutePricer price =
+        reordered ? PermutePricer(model, rank, axes, from) : PermutePricer(model, rank, axes);
     for (int block = 0; block < 40; ++block) {
-      extent_t extents[max_rank];
+      extent_t given[max_rank], extents[max_rank];
       for (int k = 0; k < rank; ++k) {
         const int kind = pick(0, 20);
-        extents[k] = kind == 0 ? 0 : kind < 8 ? 1 : pick(2, 40);
+        given[k] = kind == 0 ? 0 : kind < 8 ? 1 : pick(2, 40);
       }
-      ASSERT_EQ(price(extents), model.permute_seconds(rank, extents, axes))
+      for (int k = 0; k < rank; ++k) extents[k] = given[from[static_cast<std::size_t>(k)]];
+      ASSERT_EQ(price(given), model.permute_seconds(rank, extents, axes))
           << "layout " << layout << " block " << block;
     }
   }
