@@ -841,9 +841,7 @@ const extent_t* ContractionPlan::c_extents(slot_t c_slot, const Task& task,
 
 void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* extents) const {
   const extent_t* block = c_.shape->block_extents(c_slot);
-  const int* position = r_positions_.data();
-  const std::size_t rank = r_positions_.size();
-  for (std::size_t q = 0; q < rank; ++q) extents[q] = block[position[q]];
+  for (std::size_t q = 0; q < r_positions_.size(); ++q) extents[q] = block[r_positions_[q]];
   if (task.slab.side != Side::whole)
     extents[task.slab.side == Side::rows ? 0 : row_labels_] = task.slab.last - task.slab.first;
 }
