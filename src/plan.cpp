@@ -840,10 +840,9 @@ const extent_t* ContractionPlan::c_extents(slot_t c_slot, const Task& task,
 }
 
 void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* extents) const {
-  const extent_t* block = c_.shape->block_extents(c_slot);
-  for (std::size_t q = 0; q < r_positions_.size(); ++q) extents[q] = block[r_positions_[q]];
-  if (task.slab.side != Side::whole)
-    extents[task.slab.side == Side::rows ? 0 : row_labels_] = task.slab.last - task.slab.first;
+  extent_t buffer[max_rank];
+  const extent_t* c = c_extents(c_slot, task, buffer);
+  for (std::size_t q = 0; q < r_positions_.size(); ++q) extents[q] = c[r_positions_[q]];
 }
 
 void ContractionPlan::estimate(const CostModel& model) {
