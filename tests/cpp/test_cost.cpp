@@ -9,40 +9,32 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <numeric>
 #include <random>
 
-#include "test_seed.hpp"
+#include "test_random.hpp"
 #include "tilecc/cost.hpp"
 
 namespace tilecc {
 namespace {
 
 TEST(PermutePricer, PricesLikeTheCostModel) {
-  const unsigned seed = test_seed();
-  SCOPED_TRACE(replay_note(seed));
-  std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  TestRandom random;
   CostModel model;
   model.permute = {1e-7, 1.5e-9, 2e-9, 2.5e-9, 7e-9};  // every term counts
   for (int layout = 0; layout < 300; ++layout) {
-    const int rank = pick(0, 6);
-    Axes axes{};
-    std::iota(axes.begin(), axes.end(), std::int8_t{0});
-    std::shuffle(axes.begin(), axes.begin() + rank, rng);
+    const int rank = random.pick(0, 6);
+    const Axes axes = random.axes(rank);
     // Every other pricer takes the extents in another order: the block's axis k has extent
     // given[from[k]].
-    Axes from{};
-    std::iota(from.begin(), from.end(), std::int8_t{0});
     const bool reordered = layout % 2 == 1;
-    if (reordered) std::shuffle(from.begin(), from.begin() + rank, rng);
+    const Axes from = random.axes(reordered ? rank : 0);
     PermutePricer price =
         reordered ? PermutePricer(model, rank, axes, from) : PermutePricer(model, rank, axes);
     for (int block = 0; block < 40; ++block) {
       extent_t given[max_rank], extents[max_rank];
       for (int k = 0; k < rank; ++k) {
-        const int kind = pick(0, 20);
-        given[k] = kind == 0 ? 0 : kind < 8 ? 1 : pick(2, 40);
+        const int kind = random.pick(0, 20);
+        given[k] = kind == 0 ? 0 : kind < 8 ? 1 : random.pick(2, 40);
       }
       for (int k = 0; k < rank; ++k) extents[k] = given[from[static_cast<std::size_t>(k)]];
       ASSERT_EQ(price(given), model.permute_seconds(rank, extents, axes))
@@ -52,14 +44,13 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
 }
 
 TEST(CostModel, PerCallTermsAreWhatATallerGemmSaves) {
-  const unsigned seed = test_seed();
-  SCOPED_TRACE(replay_note(seed));
-  std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  TestRandom random;
   CostModel model;
-  for (double& c : model.gemm) c = std::uniform_real_distribution<double>(0.0, 1e-8)(rng);
+  for (double& c : model.gemm)
+    c = std::uniform_real_distribution<double>(0.0, 1e-8)(random.engine());
   for (int shape = 0; shape < 1000; ++shape) {
-    const extent_t m = pick(1, 200), n = pick(1, 200), k = pick(1, 200), copies = pick(1, 12);
+    const extent_t m = random.pick(1, 200), n = random.pick(1, 200), k = random.pick(1, 200),
+                   copies = random.pick(1, 12);
     const double alone = static_cast<double>(copies) * model.gemm_seconds(m, n, k);
     const double saved = alone - model.gemm_seconds(copies * m, n, k);
     EXPECT_NEAR(saved, static_cast<double>(copies - 1) * model.gemm_seconds_per_call(n, k),

@@ -6,34 +6,29 @@
 #include <numeric>
 #include <random>
 
-#include "test_seed.hpp"
+#include "test_random.hpp"
 #include "tilecc/kernels/permute.hpp"
 
 namespace tilecc {
 namespace {
 
 TEST(Permute, MatchesReferenceOnRandomCases) {
-  const unsigned seed = test_seed();
-  SCOPED_TRACE(replay_note(seed));
-  std::mt19937 rng(seed);
+  TestRandom random;
   for (int trial = 0; trial < 400; ++trial) {
-    const int rank = std::uniform_int_distribution<int>(0, 6)(rng);
+    const int rank = random.pick(0, 6);
     extent_t extents[max_rank];
     extent_t size = 1;
     for (int k = 0; k < rank; ++k) {
-      extents[k] =
-          std::uniform_int_distribution<int>(1, rank <= 2 ? 70 : (rank <= 4 ? 12 : 5))(rng);
+      extents[k] = random.pick(1, rank <= 2 ? 70 : (rank <= 4 ? 12 : 5));
       size *= extents[k];
     }
-    Axes axes{};
-    std::iota(axes.begin(), axes.end(), std::int8_t{0});  // identity; the first rank are shuffled
-    std::shuffle(axes.begin(), axes.begin() + rank, rng);
+    const Axes axes = random.axes(rank);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     std::vector<double> src(static_cast<std::size_t>(size)), fast(src.size()), ref(src.size());
-    for (double& x : src) x = u(rng);
-    for (std::size_t e = 0; e < fast.size(); ++e) fast[e] = ref[e] = u(rng);
+    for (double& x : src) x = u(random.engine());
+    for (std::size_t e = 0; e < fast.size(); ++e) fast[e] = ref[e] = u(random.engine());
     const double betas[] = {0.0, 1.0, -0.5};
-    const double alpha = u(rng), beta = betas[trial % 3];
+    const double alpha = u(random.engine()), beta = betas[trial % 3];
     kernels::permute(rank, extents, axes, alpha, src.data(), beta, fast.data());
     kernels::permute_reference(rank, extents, axes, alpha, src.data(), beta, ref.data());
     for (std::size_t e = 0; e < fast.size(); ++e)
@@ -45,23 +40,18 @@ TEST(Permute, MatchesReferenceOnRandomCases) {
 // A random sub-block of a random block, permuted into a random sub-block of a larger destination
 // block: the same as the reference on the compacted sub-block, and nothing outside it written.
 TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
-  const unsigned seed = test_seed();
-  SCOPED_TRACE(replay_note(seed));
-  std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  TestRandom random;
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 400; ++trial) {
-    const int rank = pick(1, 5);
-    Axes axes{};
-    std::iota(axes.begin(), axes.end(), std::int8_t{0});
-    std::shuffle(axes.begin(), axes.begin() + rank, rng);
+    const int rank = random.pick(1, 5);
+    const Axes axes = random.axes(rank);
     // Source block `whole`, of which the view is [first, first + view) per axis.
     extent_t whole[max_rank], view[max_rank], first[max_rank], src_strides[max_rank];
     extent_t size = 1, view_size = 1;
     for (int k = 0; k < rank; ++k) {
-      whole[k] = pick(1, rank <= 2 ? 40 : 7);
-      view[k] = pick(1, static_cast<int>(whole[k]));
-      first[k] = pick(0, static_cast<int>(whole[k] - view[k]));
+      whole[k] = random.pick(1, rank <= 2 ? 40 : 7);
+      view[k] = random.pick(1, static_cast<int>(whole[k]));
+      first[k] = random.pick(0, static_cast<int>(whole[k] - view[k]));
       size *= whole[k];
       view_size *= view[k];
     }
@@ -71,21 +61,21 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
     extent_t dst_size = 1;
     for (int j = 0; j < rank; ++j) {
       const extent_t e = view[axes[static_cast<std::size_t>(j)]];
-      dst_first[j] = pick(0, 2);
-      dst_whole[j] = e + dst_first[j] + pick(0, 2);
+      dst_first[j] = random.pick(0, 2);
+      dst_whole[j] = e + dst_first[j] + random.pick(0, 2);
       dst_size *= dst_whole[j];
     }
     for (extent_t j = rank - 1, s = 1; j >= 0; s *= dst_whole[j--]) dst_strides[j] = s;
     std::vector<double> src(static_cast<std::size_t>(size)),
         dst(static_cast<std::size_t>(dst_size));
-    for (double& x : src) x = u(rng);
-    for (double& x : dst) x = u(rng);
+    for (double& x : src) x = u(random.engine());
+    for (double& x : dst) x = u(random.engine());
     const std::vector<double> before = dst;
     extent_t src_offset = 0, dst_offset = 0;
     for (int k = 0; k < rank; ++k) src_offset += first[k] * src_strides[k];
     for (int j = 0; j < rank; ++j) dst_offset += dst_first[j] * dst_strides[j];
     const double betas[] = {0.0, 1.0, -0.5};
-    const double alpha = u(rng), beta = betas[trial % 3];
+    const double alpha = u(random.engine()), beta = betas[trial % 3];
     kernels::permute_strided(rank, view, src_strides, axes, alpha, src.data() + src_offset, beta,
                              dst.data() + dst_offset, dst_strides);
 
@@ -139,17 +129,13 @@ TEST(Permute, StridedViewsMatchReferenceOnCompactCopies) {
 // the innermost fused axis is a contiguous run when its stride is 1, and otherwise is transposed
 // in squares of 16; its source axes are those of the destination axes fused into it.
 TEST(Permute, LoopsAreThoseOfTheFusedLayout) {
-  const unsigned seed = test_seed();
-  SCOPED_TRACE(replay_note(seed));
-  std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  TestRandom random;
   for (int trial = 0; trial < 2000; ++trial) {
-    const int rank = pick(0, 6);
+    const int rank = random.pick(0, 6);
     extent_t extents[max_rank], dst_extents[max_rank], dst_strides[max_rank];
-    for (int k = 0; k < rank; ++k) extents[k] = pick(0, 2) == 0 ? 1 : pick(2, rank <= 3 ? 40 : 6);
-    Axes axes{};
-    std::iota(axes.begin(), axes.end(), std::int8_t{0});
-    std::shuffle(axes.begin(), axes.begin() + rank, rng);
+    for (int k = 0; k < rank; ++k)
+      extents[k] = random.pick(0, 2) == 0 ? 1 : random.pick(2, rank <= 3 ? 40 : 6);
+    const Axes axes = random.axes(rank);
     for (int j = 0; j < rank; ++j) dst_extents[j] = extents[axes[static_cast<std::size_t>(j)]];
     const extent_t size = kernels::dense_strides(rank, dst_extents, dst_strides);
     std::vector<double> offsets(static_cast<std::size_t>(size)), dst(offsets.size());
