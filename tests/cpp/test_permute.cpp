@@ -168,7 +168,9 @@ TEST(Permute, LoopsAreThoseOfTheFusedLayout) {
     ASSERT_EQ(p.fused_rank, groups) << "trial " << trial;
     ASSERT_EQ(p.runs, runs) << "trial " << trial;
     ASSERT_EQ(p.inner_loops, loops) << "trial " << trial;
-    if (size > 0) ASSERT_EQ(p.inner_axes, inner_axes) << "trial " << trial;
+    if (size > 0) {
+      ASSERT_EQ(p.inner_axes, inner_axes) << "trial " << trial;
+    }
   }
 }
 
