@@ -739,14 +739,16 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices&
   const double output = prices.output(*this)(c_.shape->block_extents(unit.member.c_slot));
   double extra = fill_seconds(model, static_cast<extent_t>(copies) * m * n) + copies * output;
   if (output_ == Output::buffered) extra -= copies * (fill_seconds(model, m * n) + output);
+  extent_t summed_k = 0;
   for (std::int64_t p = unit.member.first; p < unit.last; ++p) {
     const Product& pr = products_[static_cast<std::size_t>(p)];
     const Recipe& rc = recipes_[static_cast<std::size_t>(pr.recipe)];
     const Prices::RecipeLayouts& layouts = prices.layouts(pr.recipe);
     if (!rc.a.permute) extra += copies * prices.a(pr.a_slot, layouts.a_rows);
     if (rc.b.permute) extra -= (copies - 1.0) * prices.b(pr.b_slot, layouts.b);
-    extra -= (copies - 1.0) * model.gemm_seconds_per_call(n, pr.k);
+    summed_k += pr.k;
   }
+  extra -= (copies - 1.0) * model.gemm_seconds_per_call(n, summed_k, unit.last - unit.member.first);
   return extra < 0.0;
 }
 
@@ -877,6 +879,7 @@ void ContractionPlan::account_tasks(Prices& prices) {
     const extent_t r_elements = through_r ? w.rows * w.cols : 0;
     double seconds = 0.0;
     if (through_r) seconds += fill_seconds(model, r_elements);
+    extent_t summed_k = 0;  // of the task's GEMMs, one per product, priced together below
     for (std::int64_t p = 0; p < task.products; ++p) {
       const Product& lead = products_[static_cast<std::size_t>(mem[0].first + p)];
       const Recipe& lr = recipes_[static_cast<std::size_t>(lead.recipe)];
@@ -893,12 +896,13 @@ void ContractionPlan::account_tasks(Prices& prices) {
       if (lr.b.permute)
         seconds += permute(prices.b, lead.b_slot, layouts.b, task,
                            permuted_slab_axis(lr, Side::columns, task));
-      seconds += model.gemm_seconds(w.rows, w.cols, lead.k);
+      summed_k += lead.k;
       const extent_t a_elements = (!alone || lr.a.permute) ? w.rows * lead.k : 0;
       const extent_t b_elements = lr.b.permute ? lead.k * w.cols : 0;
       scratch_bytes_ = std::max(scratch_bytes_, (a_elements + b_elements + r_elements) *
                                                     static_cast<extent_t>(sizeof(double)));
     }
+    seconds += model.gemm_seconds(w.rows, w.cols, summed_k, task.products);
     if (through_r) {
       for (std::int64_t g = 0; g < count; ++g)
         seconds += output(c_extents(mem[g].c_slot, task, extents));

@@ -41,18 +41,21 @@ struct CostModel {
   /// Permutation seconds on [1, elements of a copy, of runs, of a transpose, inner loops].
   std::array<double, 5> permute{1e-7, 1e-9, 2e-9, 4e-9, 0};  // 1, 0.5, 0.25 G elements/s
 
-  /** Inline: the inspector prices a GEMM for every product it plans. */
-  double gemm_seconds(extent_t m, extent_t n, extent_t k) const {
+  /** Seconds of `calls` GEMMs C[m, n] += A[m, k_i] B[k_i, n] whose k_i add up to `k` (one GEMM
+   *  unless told). The model is linear in k, so the inspector prices all the GEMMs of a task, one
+   *  per product, at once. Inline: it does so for every task it plans. */
+  double gemm_seconds(extent_t m, extent_t n, extent_t k, std::int64_t calls = 1) const {
     const auto x = static_cast<double>(m), y = static_cast<double>(n), z = static_cast<double>(k);
     // Summed in pairs, so that the adds do not wait on one another.
-    return ((gemm[0] + gemm[1] * x * y * z) + (gemm[2] * x * z + gemm[3] * z * y)) +
-           ((gemm[4] * x * y + gemm[5] * x) + (gemm[6] * y + gemm[7] * z));
+    return static_cast<double>(calls) *
+               ((gemm[0] + gemm[4] * x * y) + (gemm[5] * x + gemm[6] * y)) +
+           z * ((gemm[1] * x * y + gemm[2] * x) + (gemm[3] * y + gemm[7]));
   }
-  /** The terms of gemm_seconds(m, n, k) that do not grow with m: what running one GEMM of
+  /** The terms of gemm_seconds(m, n, k, calls) that do not grow with m: what running one GEMM of
    *  c m rows, in place of c GEMMs of m rows, saves c - 1 times. */
-  double gemm_seconds_per_call(extent_t n, extent_t k) const {
+  double gemm_seconds_per_call(extent_t n, extent_t k, std::int64_t calls = 1) const {
     const auto y = static_cast<double>(n), z = static_cast<double>(k);
-    return (gemm[0] + gemm[3] * z * y) + (gemm[6] * y + gemm[7] * z);
+    return static_cast<double>(calls) * (gemm[0] + gemm[6] * y) + z * (gemm[3] * y + gemm[7]);
   }
   double permute_seconds(const PermuteShape& p) const {
     return permute[0] +

@@ -84,7 +84,8 @@ void bind_runtime(nb::module_& m) {
       .def(nb::init<>())
       .def_rw("gemm", &CostModel::gemm)
       .def_rw("permute", &CostModel::permute)
-      .def("gemm_seconds", &CostModel::gemm_seconds, nb::arg("m"), nb::arg("n"), nb::arg("k"))
+      .def("gemm_seconds", &CostModel::gemm_seconds, nb::arg("m"), nb::arg("n"), nb::arg("k"),
+           nb::arg("calls") = 1)
       .def(
           "permute_seconds",
           [](const CostModel& model, const std::vector<extent_t>& extents,

@@ -5,7 +5,8 @@
 //    per pricer so that the patterns it keeps are used again, their extents given in the block's
 //    order or in a random other one;
 //  - gemm_seconds_per_call against gemm_seconds: what one GEMM of c m rows saves over c GEMMs of
-//    m rows.
+//    m rows;
+//  - both for several GEMMs at once against the same GEMMs priced one by one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,6 +57,30 @@ TEST(CostModel, PerCallTermsAreWhatATallerGemmSaves) {
     EXPECT_NEAR(saved, static_cast<double>(copies - 1) * model.gemm_seconds_per_call(n, k),
                 1e-12 * std::abs(alone) + 1e-300)
         << "m " << m << " n " << n << " k " << k << " copies " << copies;
+  }
+}
+
+TEST(CostModel, GemmsPricedAtOnceCostWhatTheyCostOneByOne) {
+  TestRandom random;
+  CostModel model;
+  for (double& c : model.gemm)
+    c = std::uniform_real_distribution<double>(0.0, 1e-8)(random.engine());
+  for (int task = 0; task < 1000; ++task) {
+    const extent_t m = random.pick(1, 200), n = random.pick(1, 200);
+    const int calls = random.pick(1, 30);
+    extent_t summed_k = 0;
+    double one_by_one = 0.0, per_call_one_by_one = 0.0;
+    for (int c = 0; c < calls; ++c) {
+      const extent_t k = random.pick(1, 200);
+      summed_k += k;
+      one_by_one += model.gemm_seconds(m, n, k);
+      per_call_one_by_one += model.gemm_seconds_per_call(n, k);
+    }
+    EXPECT_NEAR(model.gemm_seconds(m, n, summed_k, calls), one_by_one, 1e-12 * one_by_one)
+        << "m " << m << " n " << n << " calls " << calls;
+    EXPECT_NEAR(model.gemm_seconds_per_call(n, summed_k, calls), per_call_one_by_one,
+                1e-12 * per_call_one_by_one)
+        << "n " << n << " calls " << calls;
   }
 }
 
