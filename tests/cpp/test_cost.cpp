@@ -44,11 +44,17 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
   }
 }
 
-TEST(CostModel, PerCallTermsAreWhatATallerGemmSaves) {
-  TestRandom random;
+// A GEMM model whose every term counts, each coefficient drawn from `random`.
+CostModel random_gemm_model(TestRandom& random) {
   CostModel model;
   for (double& c : model.gemm)
     c = std::uniform_real_distribution<double>(0.0, 1e-8)(random.engine());
+  return model;
+}
+
+TEST(CostModel, PerCallTermsAreWhatATallerGemmSaves) {
+  TestRandom random;
+  const CostModel model = random_gemm_model(random);
   for (int shape = 0; shape < 1000; ++shape) {
     const extent_t m = random.pick(1, 200), n = random.pick(1, 200), k = random.pick(1, 200),
                    copies = random.pick(1, 12);
@@ -62,9 +68,7 @@ TEST(CostModel, PerCallTermsAreWhatATallerGemmSaves) {
 
 TEST(CostModel, GemmsPricedAtOnceCostWhatTheyCostOneByOne) {
   TestRandom random;
-  CostModel model;
-  for (double& c : model.gemm)
-    c = std::uniform_real_distribution<double>(0.0, 1e-8)(random.engine());
+  const CostModel model = random_gemm_model(random);
   for (int task = 0; task < 1000; ++task) {
     const extent_t m = random.pick(1, 200), n = random.pick(1, 200);
     const int calls = random.pick(1, 30);
