@@ -69,18 +69,20 @@ def add_spin_adapted(p: RestrictedProblem) -> None:
     """Add to ``p.eri`` the combinations of integrals that the equations contract only together,
     formed once, since integrals do not change between iterations: L(ovov), L(ovoo) and L(ovvv),
     with L_pqrs = 2 (pq|rs) - (ps|rq), and J-K(ovov)_pqrs = 2 (pq|rs) - (pr|qs). Each takes the
-    place of two contractions in two or three terms, which is eight contractions (and plans) fewer
-    per iteration."""
-    o, v, w = p.occ, p.vir, p.eri
-    ctx = w["ovov"].context
-    for name, spaces, symmetry, twice, minus in (
-        ("L(ovov)", [o, v, o, v], [bra_ket_swap()], "ovov", ("ovov", "psrq")),
-        ("L(ovoo)", [o, v, o, o], [], "ovoo", ("ovoo", "rqps")),
-        ("L(ovvv)", [o, v, v, v], [], "ovvv", ("ovvv", "psrq")),
-        ("J-K(ovov)", [o, v, o, v], [bra_ket_swap()], "ovov", ("oovv", "prqs")),
+    place of two contractions in each of the one to three terms that use it, which is eight
+    contractions (and plans) fewer per iteration."""
+    w = p.eri
+    spaces = {"o": p.occ, "v": p.vir}
+    # Each combination: 2 (pq|rs) from the class `direct`, minus the class `exchange` read with
+    # the labels `exchange_labels`; it runs over the spaces of `direct`.
+    for name, symmetry, direct, exchange, exchange_labels in (
+        ("L(ovov)", [bra_ket_swap()], "ovov", "ovov", "psrq"),
+        ("L(ovoo)", [], "ovoo", "ovoo", "rqps"),
+        ("L(ovvv)", [], "ovvv", "ovvv", "psrq"),
+        ("J-K(ovov)", [bra_ket_swap()], "ovov", "oovv", "prqs"),
     ):
-        t = Tensor(spaces, symmetry, name=name, context=ctx)
-        t["pqrs"] = 2.0 * w[twice]["pqrs"] - w[minus[0]][minus[1]]
+        t = Tensor([spaces[x] for x in direct], symmetry, name=name, context=w[direct].context)
+        t["pqrs"] = 2.0 * w[direct]["pqrs"] - w[exchange][exchange_labels]
         w[name] = t
 
 
