@@ -173,7 +173,7 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     # intermediate Y_kaij = (kd|ac) tau_ij^cd instead of a dressed v^4 copy of (ac|bd): the second
     # term is the first with (i,a) and (j,b) swapped.
     y = new([o, v, o, o], name="ovvv.tau")
-    y["kaij"] = ovvv["kdac"] * tau["ijcd"]
+    y["kaij"] = tau["ijcd"] * ovvv["kdac"]  # integral second: see the ladder below
     ladder_t1 = new([o, o, v, v], name="ladder.t1")
     ladder_t1["ijab"] = y["kaij"] * t1["kb"]
     half_t2 = new([o, o, v, v], name="t2/2+t1t1")
@@ -189,7 +189,11 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     wvovo["akci"] -= ovov["lckd"] * half_t2["ilda"]
 
     t2new["ijab"] += woooo["klij"] * tau["klab"]
-    t2new["ijab"] += vvvv["acbd"] * tau["ijcd"]
+    # The integral comes second: the engine stacks the output blocks that read the same blocks of
+    # a contraction's second operand into one task, which permutes each of those blocks once. With
+    # (ac|bd) second, every occupied pair tile of one irrep shares its permutation into GEMM
+    # layout; first, each pair tile would permute it again.
+    t2new["ijab"] += tau["ijcd"] * vvvv["acbd"]
     t2new["ijab"] -= ladder_t1["ijab"] + ladder_t1["jiba"]
     r = new([o, o, v, v], name="ring")
     r["ijab"] = lvv["ac"] * t2["ijcb"] - loo["ki"] * t2["kjab"]
