@@ -181,9 +181,11 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     half_t2["ilda"] += t1["id"] * t1["la"]
     wvoov = new([v, o, o, v], name="Wvoov")
     wvoov["akic"] = ovov["kcia"] + ovvv["kcad"] * t1["id"] - ovoo["kcli"] * t1["la"]
-    wvoov["akic"] -= ovov["ldkc"] * half_t2["ilda"]
+    # (ld|kc) contracts with t2_il^ad - (t2/2 + t1 t1)_il^da: one o^3 v^3 contraction, not two.
+    z = new([o, o, v, v], name="t2-t2/2-t1t1")
+    z["ilda"] = t2["ilad"] - half_t2["ilda"]
+    wvoov["akic"] += ovov["ldkc"] * z["ilda"]
     wvoov["akic"] -= 0.5 * ovov["lckd"] * t2["ilad"]
-    wvoov["akic"] += ovov["ldkc"] * t2["ilad"]
     wvovo = new([v, o, v, o], name="Wvovo")
     wvovo["akci"] = oovv["kiac"] + ovvv["kdac"] * t1["id"] - ovoo["lcki"] * t1["la"]
     wvovo["akci"] -= ovov["lckd"] * half_t2["ilda"]
@@ -197,8 +199,10 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     t2new["ijab"] -= ladder_t1["ijab"] + ladder_t1["jiba"]
     r = new([o, o, v, v], name="ring")
     r["ijab"] = lvv["ac"] * t2["ijcb"] - loo["ki"] * t2["kjab"]
-    r["ijab"] += 2.0 * wvoov["akic"] * t2["kjcb"]
-    r["ijab"] -= wvovo["akci"] * t2["kjcb"]
+    # 2 W_akic - W_akci contracts with t2_kj^cb: one o^3 v^3 contraction, not two.
+    w2 = new([v, o, o, v], name="2Wvoov-Wvovo")
+    w2["akic"] = 2.0 * wvoov["akic"] - wvovo["akci"]
+    r["ijab"] += w2["akic"] * t2["kjcb"]
     r["ijab"] -= wvoov["akic"] * t2["kjbc"]
     r["ijab"] -= wvovo["bkci"] * t2["kjac"]
     t2new["ijab"] += r["ijab"] + r["jiba"]
