@@ -182,9 +182,9 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     wvoov = new([v, o, o, v], name="Wvoov")
     wvoov["akic"] = ovov["kcia"] + ovvv["kcad"] * t1["id"] - ovoo["kcli"] * t1["la"]
     # (ld|kc) contracts with t2_il^ad - (t2/2 + t1 t1)_il^da: one o^3 v^3 contraction, not two.
-    z = new([o, o, v, v], name="t2-t2/2-t1t1")
-    z["ilda"] = t2["ilad"] - half_t2["ilda"]
-    wvoov["akic"] += ovov["ldkc"] * z["ilda"]
+    t2_less_half = new([o, o, v, v], name="t2-t2/2-t1t1")
+    t2_less_half["ilda"] = t2["ilad"] - half_t2["ilda"]
+    wvoov["akic"] += ovov["ldkc"] * t2_less_half["ilda"]
     wvoov["akic"] -= 0.5 * ovov["lckd"] * t2["ilad"]
     wvovo = new([v, o, v, o], name="Wvovo")
     wvovo["akci"] = oovv["kiac"] + ovvv["kdac"] * t1["id"] - ovoo["lcki"] * t1["la"]
@@ -200,9 +200,9 @@ def update_amps(t1: Tensor, t2: Tensor, p: RestrictedProblem) -> tuple[Tensor, T
     r = new([o, o, v, v], name="ring")
     r["ijab"] = lvv["ac"] * t2["ijcb"] - loo["ki"] * t2["kjab"]
     # 2 W_akic - W_akci contracts with t2_kj^cb: one o^3 v^3 contraction, not two.
-    w2 = new([v, o, o, v], name="2Wvoov-Wvovo")
-    w2["akic"] = 2.0 * wvoov["akic"] - wvovo["akci"]
-    r["ijab"] += w2["akic"] * t2["kjcb"]
+    w_ring = new([v, o, o, v], name="2Wvoov-Wvovo")
+    w_ring["akic"] = 2.0 * wvoov["akic"] - wvovo["akci"]
+    r["ijab"] += w_ring["akic"] * t2["kjcb"]
     r["ijab"] -= wvoov["akic"] * t2["kjbc"]
     r["ijab"] -= wvovo["bkci"] * t2["kjac"]
     t2new["ijab"] += r["ijab"] + r["jiba"]
