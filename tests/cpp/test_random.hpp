@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "tilecc/types.hpp"
@@ -37,8 +40,16 @@ class TestRandom {
 
  private:
   static unsigned first_seed() {
-    if (const char* s = std::getenv("TILECC_TEST_SEED")) return static_cast<unsigned>(std::atoi(s));
-    return std::random_device{}();
+    const char* text = std::getenv("TILECC_TEST_SEED");
+    if (text == nullptr) return std::random_device{}();
+    // A seed mistyped would otherwise replay seed 0 in silence, not the failure asked for.
+    unsigned seed = 0;
+    const char* end = text + std::strlen(text);
+    const auto [last, error] = std::from_chars(text, end, seed);
+    if (error != std::errc{} || last != end || last == text)
+      throw std::invalid_argument(std::string("TILECC_TEST_SEED is '") + text +
+                                  "', not a seed; give the number a failed test printed.");
+    return seed;
   }
 
   unsigned seed_;
