@@ -77,9 +77,10 @@ double PermutePricer::general(int rank, const extent_t* given) const {
   return model_->permute_seconds(rank, extents, axes_);
 }
 
-double PermutePricer::first_of_pattern(int rank, unsigned long_axes, const extent_t* given) {
+double PermutePricer::first_of_pattern(int rank, const extent_t* given, extent_t elements,
+                                       unsigned long_axes) {
   forms_[long_axes] = form(rank, long_axes);
-  return (*this)(given);
+  return (*this)(given, elements, long_axes);
 }
 
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {

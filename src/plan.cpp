@@ -258,6 +258,11 @@ double fill_seconds(const CostModel& model, extent_t elements) {
   return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
 }
 
+// A whole stored block, priced by what its shape keeps of it (its extents, size and pattern).
+double price_block(PermutePricer& price, const BlockShape& shape, slot_t slot) {
+  return price(shape.block_extents(slot), shape.block_size(slot), shape.block_long_axes(slot));
+}
+
 // The seconds of permuting each stored block of one operand into each layout asked for, priced
 // on first use. Callers look a layout up once (layout()) and price blocks by its index.
 class BlockPermutePrices {
@@ -279,7 +284,7 @@ class BlockPermutePrices {
     Layout& l = layouts_[static_cast<std::size_t>(layout)];
     if (l.seconds.empty()) l.seconds.assign(static_cast<std::size_t>(shape_.num_blocks()), -1.0);
     double& s = l.seconds[static_cast<std::size_t>(slot)];
-    if (s < 0.0) s = l.price(shape_.block_extents(slot));
+    if (s < 0.0) s = price_block(l.price, shape_, slot);
     return s;
   }
   /** A slab of the block, `width` indices of its axis `cut`. */
@@ -736,7 +741,7 @@ bool ContractionPlan::stacking_pays(const Unit& unit, std::size_t count, Prices&
   const CostModel& model = prices.model;
   const auto copies = static_cast<double>(count);
   const extent_t m = unit.member.m, n = unit.n;
-  const double output = prices.output(*this)(c_.shape->block_extents(unit.member.c_slot));
+  const double output = price_block(prices.output(*this), *c_.shape, unit.member.c_slot);
   double extra = fill_seconds(model, static_cast<extent_t>(copies) * m * n) + copies * output;
   if (output_ == Output::buffered) extra -= copies * (fill_seconds(model, m * n) + output);
   extent_t summed_k = 0;
@@ -905,7 +910,8 @@ void ContractionPlan::account_tasks(Prices& prices) {
     seconds += model.gemm_seconds(w.rows, w.cols, summed_k, task.products);
     if (through_r) {
       for (std::int64_t g = 0; g < count; ++g)
-        seconds += output(c_extents(mem[g].c_slot, task, extents));
+        seconds += task.slab.side == Side::whole ? price_block(output, *c_.shape, mem[g].c_slot)
+                                                 : output(c_extents(mem[g].c_slot, task, extents));
     }
     modelled_.push_back(seconds);
   }

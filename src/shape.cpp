@@ -130,10 +130,14 @@ void BlockShape::enumerate_blocks() {
         slot = num_blocks();
         tiles_.insert(tiles_.end(), t.begin(), t.begin() + n);
         extent_t size = 1;
+        unsigned long_axes = 0;
         for (int k = 0; k < n; ++k) {
           extents_.push_back(space(k).tile(t[static_cast<std::size_t>(k)]).extent);
           size *= extents_.back();
+          long_axes |= static_cast<unsigned>(extents_.back() != 1) << k;
         }
+        sizes_.push_back(size);
+        long_axes_.push_back(static_cast<std::uint8_t>(long_axes));
         const int orbit = static_cast<int>(group_.order()) / stabiliser;
         orbit_sizes_.push_back(orbit);
         stored_elements_ += size;
@@ -152,12 +156,6 @@ void BlockShape::enumerate_blocks() {
       t[static_cast<std::size_t>(k--)] = 0;
     if (k < 0) break;
   }
-}
-
-extent_t BlockShape::block_size(slot_t s) const {
-  extent_t size = 1;
-  for (int k = 0; k < rank(); ++k) size *= block_extent(s, k);
-  return size;
 }
 
 extent_t BlockShape::dense_elements() const {

@@ -100,10 +100,13 @@ class BlockShape {
     return &tiles_[static_cast<std::size_t>(s * rank())];
   }
   extent_t block_offset(slot_t s) const { return offsets_[static_cast<std::size_t>(s)]; }
-  extent_t block_size(slot_t s) const;
+  extent_t block_size(slot_t s) const { return sizes_[static_cast<std::size_t>(s)]; }
   /** Extents of stored block s, one per index (rank of them). */
   const extent_t* block_extents(slot_t s) const { return extents_.data() + s * rank(); }
   extent_t block_extent(slot_t s, int k) const { return block_extents(s)[k]; }
+  /** Bit k set: stored block s has more than one index on axis k (with block_size(s), what
+   *  PermutePricer prices a block by). */
+  unsigned block_long_axes(slot_t s) const { return long_axes_[static_cast<std::size_t>(s)]; }
   /** Number of distinct blocks in the orbit of stored block s (|G| / |stabiliser|). */
   int orbit_size(slot_t s) const { return orbit_sizes_[static_cast<std::size_t>(s)]; }
 
@@ -130,9 +133,11 @@ class BlockShape {
   std::vector<int> spin_sides_;
   int irrep_;
   std::vector<block_id_t> strides_;
-  std::vector<tile_t> tiles_;      // num_blocks x rank
-  std::vector<extent_t> extents_;  // num_blocks x rank: the inspector prices blocks by them
-  std::vector<extent_t> offsets_;  // num_blocks + 1, in doubles, 64-byte aligned
+  std::vector<tile_t> tiles_;            // num_blocks x rank
+  std::vector<extent_t> extents_;        // num_blocks x rank: the inspector prices blocks by them
+  std::vector<extent_t> offsets_;        // num_blocks + 1, in doubles, 64-byte aligned
+  std::vector<extent_t> sizes_;          // num_blocks, in elements
+  std::vector<std::uint8_t> long_axes_;  // num_blocks: block_long_axes (rank <= 8 bits)
   std::vector<int> orbit_sizes_;
   // Per tile tuple (by block_id): slot << element_bits | the element that maps the tuple to its
   // canonical block, or -1 for a zero block. The inspector locates every operand block of every

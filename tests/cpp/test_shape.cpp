@@ -30,7 +30,8 @@ TEST(PermutationGroup, ClosesAntisymmetricPairsAndEightfold) {
 }
 
 // Brute force: the orbit representatives of allowed tuples are exactly the stored blocks, and
-// locate() of every allowed tuple names a block of the same orbit with that element's sign.
+// locate() of every allowed tuple names a block of the same orbit with that element's sign; each
+// stored block's size and pattern of long axes are those of its tiles.
 TEST(BlockShape, CanonicalBlocksMatchBruteForce) {
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -68,6 +69,17 @@ TEST(BlockShape, CanonicalBlocksMatchBruteForce) {
           }
     EXPECT_EQ(static_cast<std::size_t>(s.num_blocks()), canonical.size());
     EXPECT_EQ(s.nonzero_elements(), allowed_elements);
+    for (slot_t b = 0; b < s.num_blocks(); ++b) {
+      extent_t size = 1;
+      unsigned long_axes = 0;
+      for (int k = 0; k < 4; ++k) {
+        const extent_t extent = s.space(k).tile(s.block_tiles(b)[k]).extent;
+        size *= extent;
+        if (extent > 1) long_axes |= 1u << k;
+      }
+      EXPECT_EQ(s.block_size(b), size);
+      EXPECT_EQ(s.block_long_axes(b), long_axes);
+    }
   }
 }
 
