@@ -4,17 +4,6 @@
 
 namespace tilecc::detail {
 
-int find_label(const LabelList& labels, const std::string& label) {
-  // Labels are mostly single letters, compared as such: std::string's == calls memcmp, and the
-  // inspector looks labels up a hundred times per plan.
-  const std::size_t n = label.size();
-  for (std::size_t p = 0; p < labels.size(); ++p) {
-    const std::string& l = labels[p];
-    if (l.size() == n && (n == 1 ? l[0] == label[0] : l == label)) return static_cast<int>(p);
-  }
-  return -1;
-}
-
 std::string show(const Operand& op) { return op.name + "[" + join(op.labels, ",") + "]"; }
 
 void check_labels(const Operand& op) {

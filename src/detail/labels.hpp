@@ -6,8 +6,17 @@
 
 namespace tilecc::detail {
 
-/** Position of `label` in `labels`, or -1. */
-int find_label(const LabelList& labels, const std::string& label);
+/** Position of `label` in `labels`, or -1. Inline: the inspector looks labels up some fifty
+ *  times per plan, and labels are mostly single letters, compared as such (std::string's ==
+ *  calls memcmp). */
+inline int find_label(const LabelList& labels, const std::string& label) {
+  const std::size_t n = label.size();
+  for (std::size_t p = 0; p < labels.size(); ++p) {
+    const std::string& l = labels[p];
+    if (l.size() == n && (n == 1 ? l[0] == label[0] : l == label)) return static_cast<int>(p);
+  }
+  return -1;
+}
 
 /** "t2[i,j,a,b]" for messages. */
 std::string show(const Operand& op);
