@@ -6,8 +6,8 @@
 
 namespace tilecc::detail {
 
-/** Position of `label` in `labels`, or -1. Inline: the inspector looks labels up some fifty
- *  times per plan, and labels are mostly single letters, compared as such (std::string's ==
+/** Position of `label` in `labels`, or -1. Inline: a plan's checks and label ids look labels up
+ *  dozens of times, and labels are mostly single letters, compared as such (std::string's ==
  *  calls memcmp). */
 inline int find_label(const LabelList& labels, const std::string& label) {
   const std::size_t n = label.size();
