@@ -309,3 +309,26 @@ def test_wisdom_is_calibrated_once_and_then_trusted(fresh_wisdom, monkeypatch):
     assert again.permute_seconds([16, 16, 16, 16], [3, 2, 1, 0]) > again.permute_seconds(
         [16, 16, 16, 16], [0, 1, 2, 3]
     )
+
+
+def test_a_job_holds_numpys_blas_to_one_thread_and_gives_its_threads_back(water):
+    # numpy's OpenBLAS threads spin after each call on the cores the workers need (see
+    # Context.holding_cores); a CC job keeps them at one thread while it runs, and only then.
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def numpys_blas_threads() -> set[int]:
+        return {
+            lib["num_threads"]
+            for lib in threadpool_info()
+            if lib["user_api"] == "blas" and "numpy" in lib["filepath"]
+        }
+
+    assert numpys_blas_threads(), "numpy's BLAS should be visible to threadpoolctl"
+    with threadpool_limits(limits=2, user_api="blas"):
+        seen: list[set[int]] = []
+        solver = RCCSD(water, threads=2, callback=lambda _: seen.append(numpys_blas_threads()))
+        solver.run()
+        assert seen and all(threads == {1} for threads in seen)
+        assert numpys_blas_threads() == {2}
+        solver.ccsd_t()
+        assert numpys_blas_threads() == {2}

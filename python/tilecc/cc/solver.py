@@ -97,9 +97,10 @@ class AmplitudeSolver:
         return float(self.mf.e_tot) + self.e_corr + (self.e_t or 0.0)
 
     def run(self) -> AmplitudeSolver:
-        iterate(self)
-        if self.with_t and self.converged:
-            self.ccsd_t()
+        with self.context.holding_cores():
+            iterate(self)
+            if self.with_t and self.converged:
+                self.ccsd_t()
         return self
 
     def ccsd_t(self, progress: Callable[[int, int], None] | None = None) -> float:
@@ -109,7 +110,8 @@ class AmplitudeSolver:
             raise ValueError(
                 f"run {self.method.upper()} first: (T) needs converged CCSD amplitudes."
             )
-        self.e_t = self.triples_energy(progress)
+        with self.context.holding_cores():
+            self.e_t = self.triples_energy(progress)
         return self.e_t
 
     # -- the hooks a method supplies ---------------------------------------------------------
