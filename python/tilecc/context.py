@@ -300,10 +300,11 @@ class Context:
         """Hold the process's BLAS libraries (numpy's, SciPy's, PySCF's) to one thread while
         the block runs, and give them back their threads after it: a job on this context's
         workers. An OpenBLAS thread stays awake for about 0.1 s after each multi-threaded call,
-        spinning on a core, so the vector operations between contractions (DIIS, norms) kept a
-        core from the workers, which then waited for it: methanol/cc-pVDZ's CCSD took 1.4-1.6 s
-        on 2 threads against 0.55 s with this, and 0.8-0.9 s on one. tilecc's own BLAS is set
-        per contraction anyway. OpenMP is left alone: PySCF's integral transformation uses it."""
+        spinning on a core, so the solver's numpy vector operations between contractions kept a
+        core from the workers, which then waited for it (methanol/cc-pVDZ's CCSD(T) job went
+        from 0.82-0.96 to 0.52 of PySCF's time in benchmarks/ccsd/run.py). tilecc's own BLAS is
+        set per contraction anyway. OpenMP is left alone: PySCF's integral transformation uses
+        it."""
         with threadpool_limits(limits=1, user_api="blas"):
             yield
 
