@@ -299,10 +299,11 @@ class Context:
     def holding_cores(self) -> Iterator[None]:
         """Hold the process's BLAS libraries (numpy's, SciPy's, PySCF's) to one thread while
         the block runs, and give them back their threads after it: a job on this context's
-        workers. An OpenBLAS thread stays awake for about 0.1 s after each multi-threaded call,
-        spinning on a core, so the solver's numpy vector operations between contractions kept a
-        core from the workers, which then waited for it (methanol/cc-pVDZ's CCSD(T) job went
-        from 0.82-0.96 to 0.52 of PySCF's time in benchmarks/ccsd/run.py). tilecc's own BLAS is
+        workers. After a multi-threaded call, an OpenBLAS thread spins on a core for a while before
+        it sleeps ($OPENBLAS_THREAD_TIMEOUT at its least also removed the slowdown), so the
+        solver's numpy work between contractions kept a core from the workers, which then waited
+        for it (methanol/cc-pVDZ's CCSD(T) job went from 0.82-0.96 to 0.52 of PySCF's time in
+        benchmarks/ccsd/run.py). tilecc's own BLAS is
         set per contraction anyway. OpenMP is left alone: PySCF's integral transformation uses
         it."""
         with threadpool_limits(limits=1, user_api="blas"):

@@ -312,7 +312,7 @@ def test_wisdom_is_calibrated_once_and_then_trusted(fresh_wisdom, monkeypatch):
 
 
 def test_a_job_holds_numpys_blas_to_one_thread_and_gives_its_threads_back(water):
-    # numpy's OpenBLAS threads spin after each call on the cores the workers need (see
+    # numpy's OpenBLAS threads spin after multi-threaded calls on the cores the workers need (see
     # Context.holding_cores); a CC job keeps them at one thread while it runs, and only then.
     from threadpoolctl import threadpool_info, threadpool_limits
 
