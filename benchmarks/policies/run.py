@@ -2,17 +2,18 @@
 """Scheduling policies compared on the same work: time relative to NWChem's TCE baseline.
 
     python benchmarks/policies/run.py [--json PATH] [--tiles 8 16 32 64] [--scale 4] [--repeats 3]
-                                      [--rounds 3]
+                                      [--rounds 5]
 
 For one CCSD iteration of N2/cc-pVTZ in D2h, one of methanol/cc-pVDZ without symmetry and paper
 004's CCD sub-computation, at every tile size, policy, 1 and 2 threads, and 2 threads with worker 0
 slowed three times (TILECC_SLOW_WORKER=0:3): the first iteration builds the plans (inspector time)
 and runs on the cost model's predictions; the next iterations reuse the plans, refined with the
 measured task times, and the best of them is reported. The policies of one configuration take
-turns for --rounds rounds and each policy's fastest round is reported (every figure of a row comes
-from that one round, but the inspector's share, the median of the rounds'; its target line pools the
-rounds of every inspector policy, which all build the same plans). Times are the engine's
-(the contractions' wall time; the Python between contractions is the same for every policy).
+turns for --rounds rounds, in an order shuffled anew each round (seeded, so runs are repeatable),
+and each policy's fastest round is reported (every figure of a row comes from that one round, but
+the inspector's share, the median of the rounds'; its target line pools the rounds of every
+inspector policy, which all build the same plans). Times are the engine's (the contractions' wall
+time; the Python between contractions is the same for every policy).
 Contractions always run through the policy here (no threaded-BLAS shortcut for very large tasks).
 
 Columns: engine ms; time / tce's in the same configuration; time / ideal (total task time divided
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import random
 import statistics
 import sys
 import time
@@ -120,6 +122,7 @@ def measure_one(
 
 def run(tiles: list[int], scale: int, repeats: int, rounds: int, console: Console) -> list[Result]:
     results: list[Result] = []
+    shuffler = random.Random(0)
     for work in workloads(scale):
         for tile in tiles:
             console.print(f"{work.name}, tile {tile}", style="dim")
@@ -130,8 +133,12 @@ def run(tiles: list[int], scale: int, repeats: int, rounds: int, console: Consol
                 # the host's slow spells last seconds, and would otherwise fall on one policy.
                 best: dict[str, Result] = {}
                 shares: dict[str, list[float]] = {policy: [] for policy in POLICIES}
+                # Shuffled, so that a slow spell of the host that recurs about once a round
+                # cannot fall on the same policy in every round.
+                order = list(POLICIES)
                 for _ in range(rounds):
-                    for policy in POLICIES:
+                    shuffler.shuffle(order)
+                    for policy in order:
                         ctx.reconfigure(threads=threads, policy=policy, blas_parallel_task_flops=0)
                         values = measure_one(work.iteration, ctx, repeats)
                         result = Result(work.name, tile, threads, slow, policy, *values)
@@ -248,7 +255,7 @@ def main() -> int:
     parser.add_argument("--scale", type=int, default=4, help="divide paper 004's segments by this")
     parser.add_argument("--repeats", type=int, default=3, help="refined iterations timed")
     parser.add_argument(
-        "--rounds", type=int, default=3, help="turns of every policy; each keeps its best"
+        "--rounds", type=int, default=5, help="turns of every policy; each keeps its best"
     )
     args = parser.parse_args()
     for name in ("repeats", "rounds", "scale"):
