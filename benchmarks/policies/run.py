@@ -9,11 +9,11 @@ For one CCSD iteration of N2/cc-pVTZ in D2h, one of methanol/cc-pVDZ without sym
 slowed three times (TILECC_SLOW_WORKER=0:3): the first iteration builds the plans (inspector time)
 and runs on the cost model's predictions; the next iterations reuse the plans, refined with the
 measured task times, and the best of them is reported. The policies of one configuration take
-turns for --rounds rounds, in an order shuffled anew each round (seeded, so runs are repeatable),
-and each policy's fastest round is reported (every figure of a row comes from that one round, but
-the inspector's share, the median of the rounds'; its target line pools the rounds of every
-inspector policy, which all build the same plans). Times are the engine's (the contractions' wall
-time; the Python between contractions is the same for every policy).
+turns for --rounds rounds, in an order shuffled anew each round (seeded: every run takes the same
+orders), and each policy's fastest round is reported (every figure of a row comes from that one
+round, but the inspector's share, the median of the rounds'; its target line pools the rounds of
+every inspector policy, which all build the same plans). Times are the engine's (the contractions'
+wall time; the Python between contractions is the same for every policy).
 Contractions always run through the policy here (no threaded-BLAS shortcut for very large tasks).
 
 Columns: engine ms; time / tce's in the same configuration; time / ideal (total task time divided

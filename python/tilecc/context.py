@@ -303,9 +303,8 @@ class Context:
         it sleeps ($OPENBLAS_THREAD_TIMEOUT at its least also removed the slowdown), so the
         solver's numpy work between contractions kept a core from the workers, which then waited
         for it (methanol/cc-pVDZ's CCSD(T) job went from 0.82-0.96 to 0.52 of PySCF's time in
-        benchmarks/ccsd/run.py). tilecc's own BLAS is
-        set per contraction anyway. OpenMP is left alone: PySCF's integral transformation uses
-        it."""
+        benchmarks/ccsd/run.py). tilecc's own BLAS is set per contraction anyway. OpenMP is left
+        alone: PySCF's integral transformation uses it."""
         with threadpool_limits(limits=1, user_api="blas"):
             yield
 
