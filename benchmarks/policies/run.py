@@ -1,29 +1,32 @@
 #!/usr/bin/env python3
 """Scheduling policies compared on the same work: time relative to NWChem's TCE baseline.
 
-    python benchmarks/policies/run.py [--json PATH] [--tiles 8 16 32 64] [--scale 4] [--repeats 3]
+    python benchmarks/policies/run.py [--json PATH] [--tiles 8 16 32 64] [--scale 4] [--repeats 2]
                                       [--rounds 5]
 
 For one CCSD iteration of N2/cc-pVTZ in D2h, one of methanol/cc-pVDZ without symmetry and paper
 004's CCD sub-computation, at every tile size, policy, 1 and 2 threads, and 2 threads with worker 0
-slowed three times (TILECC_SLOW_WORKER=0:3): the first iteration builds the plans (inspector time)
-and runs on the cost model's predictions; the next iterations reuse the plans, refined with the
-measured task times, and the best of them is reported. The policies of one configuration take
-turns for --rounds rounds, in an order shuffled anew each round (seeded: every run takes the same
-orders), and each policy's fastest round is reported (every figure of a row comes from that one
-round, but the inspector's share, the median of the rounds'; its target line pools the rounds of
-every inspector policy, which all build the same plans). Times are the engine's (the contractions'
-wall time; the Python between contractions is the same for every policy).
+slowed three times (TILECC_SLOW_WORKER=0:3). Every policy runs on an instance of its own (the
+workload's tensors in a context of their own). A configuration takes --rounds rounds. In each, every
+policy's first iteration builds the plans (inspector time) and runs on the cost model's predictions;
+then the policies' next iterations, which reuse the plans refined with the measured task times, take
+turns, --repeats times, in an order shuffled anew every turn (seeded: every run takes the same
+orders). In its turn a policy runs two iterations and times the second, which finds its tensors in
+the caches as in a CC run. Each policy's fastest refined iteration over all rounds is reported, and
+every figure of a row comes from its round, but the inspector's share, the median of the rounds';
+its target line pools the rounds of every inspector policy, which all build the same plans. Times
+are the engine's (the contractions' wall time; the Python between contractions is the same for every
+policy).
 Contractions always run through the policy here (no threaded-BLAS shortcut for very large tasks).
 
-Columns: engine ms; time / tce's in the same configuration; time / ideal (total task time divided
-by the workers); imbalance (idle fraction) of the first and of the refined iteration; shared
-counter or steal calls per task; the median error per task of the predictions the last iteration
-was scheduled with (the model corrected by the runs before it) and, in brackets, of the calibrated
-model alone; inspector time over one iteration. The lines after the table are the figures issue 3
-asks for. Of the policies on 2 threads they name the one closest to its ideal, and the fastest: on
-a host whose speed changes over seconds, engine times taken rounds apart differ by more than the
-policies do (on 1 thread, where the inspector policies run the same tasks in other orders, one
+Columns: engine ms; time / tce's in the same configuration; time / ideal (total task time divided by
+the workers); imbalance (idle fraction) of the first and of the refined iteration; shared counter or
+steal calls per task; the median error per task of the predictions the last iteration was scheduled
+with (the model corrected by the runs before it) and, in brackets, of the calibrated model alone;
+inspector time over one iteration. The lines after the table are the figures issue 3 asks for. Of
+the policies on 2 threads they name the one closest to its ideal, and the fastest: on a host whose
+speed changes over tenths of a second to seconds, two iterations' engine times differ by more than
+the policies do (on 1 thread, where the inspector policies run the same tasks in other orders, one
 run took 48.4–63.8 ms over them at methanol tile 64), while a time over its ideal comes from one
 iteration.
 """
@@ -37,7 +40,6 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from rich.console import Console
 from rich.table import Table
-from workloads import workloads
+from workloads import Instance, workloads
 
 import tilecc
 from tilecc import measure
@@ -54,6 +56,9 @@ POLICIES = ("tce", "counter", "static-block", "static-lpt", "buckets", "steal")
 INSPECTOR_POLICIES = POLICIES[1:]
 # (threads, slowed worker)
 SETTINGS = ((1, ""), (2, ""), (2, "0:3"))
+# After its last contraction, a context's workers spin this long before they sleep (spin_seconds
+# in src/exec.cpp); the driver waits them out, so that the next instance has the cores to itself.
+WORKERS_SPIN_SECONDS = 2e-3
 
 
 @dataclass
@@ -85,39 +90,78 @@ def engine_seconds(ctx: tilecc.Context) -> tuple[float, float, float, int, int]:
     return d.total - d.inspector, d.idle, s.task_seconds, s.tasks, s.shared_calls
 
 
-def measure_one(
-    iteration: Callable[[], None], ctx: tilecc.Context, repeats: int
-) -> tuple[float, float, float, float, float, float, float, float, float]:
-    iteration()  # builds the plans; scheduled on the model's predictions
-    engine, idle, _, _, _ = engine_seconds(ctx)
-    first_imbalance = idle / engine if engine > 0 else 0.0
-    inspector = ctx.stats.inspector_seconds
-    best: tuple[float, float, float, float, float] | None = None
+@dataclass
+class Sample:
+    """One timed iteration."""
+
+    engine: float  # seconds of contraction wall time
+    ideal: float  # task time / workers
+    imbalance: float  # idle fraction
+    calls_per_task: float
+    wall: float  # seconds, the Python between contractions included
+
+
+def timed_iteration(instance: Instance) -> Sample:
+    ctx = instance.context
+    before = engine_seconds(ctx)
+    start = time.perf_counter()
+    instance.iteration()
+    wall = time.perf_counter() - start
+    after = engine_seconds(ctx)
+    time.sleep(2 * WORKERS_SPIN_SECONDS)
+    e, i, task, tasks, calls = (x - y for x, y in zip(after, before))
+    return Sample(e, task / ctx.threads, i / e if e > 0 else 0.0, calls / max(1, tasks), wall)
+
+
+def one_round(
+    instances: dict[str, Instance],
+    configuration: tuple[str, int, int, str],
+    repeats: int,
+    shuffler: random.Random,
+) -> dict[str, Result]:
+    """Every policy builds its plans, then their refined iterations take turns; each policy's
+    row holds its fastest. ``configuration``: workload, tile, threads, slowed worker."""
+    threads = configuration[2]
+    order = list(POLICIES)
+    # The first iteration builds the plans (inspector time) and runs on the model's predictions.
+    shuffler.shuffle(order)
+    first: dict[str, tuple[Sample, float]] = {}
+    for policy in order:
+        ctx = instances[policy].context
+        ctx.reconfigure(threads=threads, policy=policy, blas_parallel_task_flops=0)
+        first[policy] = timed_iteration(instances[policy]), ctx.stats.inspector_seconds
+    # The refined iterations take turns, in an order shuffled anew every turn: the host's speed
+    # changes over tenths of a second to seconds, and a slow spell must not fall on one policy's
+    # iterations (when each policy ran its iterations in a row, one ran 25% slower than the
+    # others in every round of a run). In its turn a policy runs two iterations and times the
+    # second: the first brings its tensors back into the caches, as the iteration before does in
+    # a CC run (timed cold, the inspector policies lost about 5%, tce less).
+    samples: dict[str, list[Sample]] = {policy: [] for policy in POLICIES}
     for _ in range(repeats):
-        before = engine_seconds(ctx)
-        start = time.perf_counter()
-        iteration()
-        wall = time.perf_counter() - start
-        after = engine_seconds(ctx)
-        e, i, task, tasks, calls = (x - y for x, y in zip(after, before))
-        sample = (e, task / ctx.threads, i / e if e > 0 else 0.0, calls / max(1, tasks), wall)
-        if best is None or sample[0] < best[0]:
-            best = sample
-    assert best is not None
-    # Against the last (warm) run: the first pays page faults as scratch buffers grow.
-    model_error, model_error_raw = ctx.model_error()[0], ctx.model_error(corrected=False)[0]
-    e, ideal, imbalance, calls, wall = best
-    return (
-        e,
-        ideal,
-        first_imbalance,
-        imbalance,
-        calls,
-        model_error,
-        model_error_raw,
-        inspector,
-        wall,
-    )
+        shuffler.shuffle(order)
+        for policy in order:
+            instances[policy].iteration()
+            samples[policy].append(timed_iteration(instances[policy]))
+    rows: dict[str, Result] = {}
+    for policy in POLICIES:
+        ctx = instances[policy].context
+        fastest = min(samples[policy], key=lambda sample: sample.engine)
+        opening, inspector = first[policy]
+        rows[policy] = Result(
+            *configuration,
+            policy,
+            engine=fastest.engine,
+            ideal=fastest.ideal,
+            imbalance_first=opening.imbalance,
+            imbalance_refined=fastest.imbalance,
+            calls_per_task=fastest.calls_per_task,
+            # Against the last (warm) run: the first pays page faults as scratch buffers grow.
+            model_error=ctx.model_error()[0],
+            model_error_raw=ctx.model_error(corrected=False)[0],
+            inspector=inspector,
+            iteration=fastest.wall,
+        )
+    return rows
 
 
 def run(tiles: list[int], scale: int, repeats: int, rounds: int, console: Console) -> list[Result]:
@@ -126,32 +170,27 @@ def run(tiles: list[int], scale: int, repeats: int, rounds: int, console: Consol
     for work in workloads(scale):
         for tile in tiles:
             console.print(f"{work.name}, tile {tile}", style="dim")
-            ctx = work.prepare(tile)
+            # One instance per policy, each with its plans, so that their iterations can alternate.
+            instances = {policy: work.prepare(tile) for policy in POLICIES}
             for threads, slow in SETTINGS:
                 os.environ["TILECC_SLOW_WORKER"] = slow
-                # The policies take turns, round after round, and each keeps its fastest round:
-                # the host's slow spells last seconds, and would otherwise fall on one policy.
-                best: dict[str, Result] = {}
-                shares: dict[str, list[float]] = {policy: [] for policy in POLICIES}
-                # Shuffled, so that a slow spell of the host that recurs about once a round
-                # cannot fall on the same policy in every round.
-                order = list(POLICIES)
-                for _ in range(rounds):
-                    shuffler.shuffle(order)
-                    for policy in order:
-                        ctx.reconfigure(threads=threads, policy=policy, blas_parallel_task_flops=0)
-                        values = measure_one(work.iteration, ctx, repeats)
-                        result = Result(work.name, tile, threads, slow, policy, *values)
-                        shares[policy].append(result.inspector / result.iteration)
-                        if policy not in best or result.engine < best[policy].engine:
-                            best[policy] = result
-                for policy in POLICIES:
-                    best[policy].relative_to_tce = best[policy].engine / best["tce"].engine
+                configuration = (work.name, tile, threads, slow)
+                played = [
+                    one_round(instances, configuration, repeats, shuffler) for _ in range(rounds)
+                ]
+                kept = {
+                    policy: min((r[policy] for r in played), key=lambda row: row.engine)
+                    for policy in POLICIES
+                }
+                for policy, row in kept.items():
+                    row.relative_to_tce = row.engine / kept["tce"].engine
                     # A round's inspector and iteration are a few tenths of a second apart, so
                     # the host's speed, which changes over seconds, mostly cancels in their ratio.
-                    best[policy].inspector_shares = shares[policy]
-                    best[policy].inspector_share = statistics.median(shares[policy])
-                    results.append(best[policy])
+                    row.inspector_shares = [
+                        r[policy].inspector / r[policy].iteration for r in played
+                    ]
+                    row.inspector_share = statistics.median(row.inspector_shares)
+                    results.append(row)
     os.environ.pop("TILECC_SLOW_WORKER", None)
     return results
 
@@ -253,9 +292,12 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write JSON-lines records here")
     parser.add_argument("--tiles", type=int, nargs="+", default=[8, 16, 32, 64])
     parser.add_argument("--scale", type=int, default=4, help="divide paper 004's segments by this")
-    parser.add_argument("--repeats", type=int, default=3, help="refined iterations timed")
+    parser.add_argument("--repeats", type=int, default=2, help="refined iterations timed per round")
     parser.add_argument(
-        "--rounds", type=int, default=5, help="turns of every policy; each keeps its best"
+        "--rounds",
+        type=int,
+        default=5,
+        help="plan builds per policy; each keeps its best iteration",
     )
     args = parser.parse_args()
     for name in ("repeats", "rounds", "scale"):

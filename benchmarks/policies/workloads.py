@@ -1,10 +1,13 @@
 """The work the policies are compared on: one CCSD iteration of a molecule, and the CCD
-sub-computation of paper 004 (section 6.4). Each workload builds its tensors once per tile size in
-one Context; the driver reconfigures that context for every policy and thread count."""
+sub-computation of paper 004 (section 6.4). A workload prepares instances: its tensors at one tile
+size in a Context of their own, and the iteration that runs on them. The driver prepares one
+instance per policy, so that the policies' iterations can take turns, and reconfigures each for
+every thread count."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,14 @@ from molecules import METHANOL, NITROGEN
 
 
 @dataclass
+class Instance:
+    """A workload's tensors at one tile size, in their own context, and its iteration on them."""
+
+    context: tilecc.Context
+    iteration: Callable[[], None]
+
+
+@dataclass
 class CcsdIteration:
     """One closed-shell CCSD iteration from the MP2 amplitudes (the same work every time)."""
 
@@ -28,19 +39,20 @@ class CcsdIteration:
     symmetry: bool
     _mf: Any = field(default=None, init=False)
 
-    def prepare(self, tile: int) -> tilecc.Context:
+    def prepare(self, tile: int) -> Instance:
         if self._mf is None:
             mol = gto.M(atom=self.atoms, basis=self.basis, symmetry=self.symmetry, verbose=0)
             self._mf = scf.RHF(mol).run(conv_tol=1e-10)
-        self._solver = RCCSD(self._mf, tile=tile, threads=1)
-        self._problem = self._solver.build_problem()
-        self._amplitudes = self._solver.initial_amplitudes(self._problem)
-        return self._solver.context
+        solver = RCCSD(self._mf, tile=tile, threads=1)
+        problem = solver.build_problem()
+        amplitudes = solver.initial_amplitudes(problem)
 
-    def iteration(self) -> None:
-        # As the solver runs it: the update's operations queued, its plans built together.
-        with self._solver.context.deferred():
-            self._solver.update(self._amplitudes, self._problem)
+        def iteration() -> None:
+            # As the solver runs it: the update's operations queued, its plans built together.
+            with solver.context.deferred():
+                solver.update(amplitudes, problem)
+
+        return Instance(solver.context, iteration)
 
 
 @dataclass
@@ -56,7 +68,7 @@ class CcdSubcomputation:
     scale: int = 4
     name: str = "CCD sub-computation (paper 004)"
 
-    def prepare(self, tile: int) -> tilecc.Context:
+    def prepare(self, tile: int) -> Instance:
         ctx = tilecc.Context(threads=1)
 
         def segmented(sizes: tuple[int, ...], kind: str, name: str) -> tilecc.Space:
@@ -65,21 +77,21 @@ class CcdSubcomputation:
 
         o = segmented((40, 40, 20, 20), "occupied", "O")
         v = segmented((100, 100, 60, 60), "virtual", "V")
-        self.t = tilecc.Tensor([v, v, o, o], name="t", context=ctx)
-        self.v1 = tilecc.Tensor([o, v, o, v], name="v1", context=ctx)
-        self.v2 = tilecc.Tensor([o, o, v, v], name="v2", context=ctx)
-        self.i1 = tilecc.Tensor([o, v, o, v], name="i1", context=ctx)
-        self.i0 = tilecc.Tensor([v, v, o, o], name="i0", context=ctx)
-        for seed, tensor in enumerate((self.t, self.v1, self.v2)):
+        t = tilecc.Tensor([v, v, o, o], name="t", context=ctx)
+        v1 = tilecc.Tensor([o, v, o, v], name="v1", context=ctx)
+        v2 = tilecc.Tensor([o, o, v, v], name="v2", context=ctx)
+        i1 = tilecc.Tensor([o, v, o, v], name="i1", context=ctx)
+        i0 = tilecc.Tensor([v, v, o, o], name="i0", context=ctx)
+        for seed, tensor in enumerate((t, v1, v2)):
             tensor.fill_random_(seed=seed)
-        return ctx
 
-    def iteration(self) -> None:
-        # tilecc's labels: h1, h2, h6, h8 -> i, j, m, n (occupied); p3, p4, p5, p7 -> a, b, c, d.
-        i1, i0, t = self.i1, self.i0, self.t
-        i1["maic"] = self.v1["maic"]
-        i1["maic"] += t["adin"] * self.v2["mncd"]
-        i0["abij"] = t["acim"] * i1["mbjc"]
+        def iteration() -> None:
+            # Labels: h1, h2, h6, h8 -> i, j, m, n (occupied); p3, p4, p5, p7 -> a, b, c, d.
+            i1["maic"] = v1["maic"]
+            i1["maic"] += t["adin"] * v2["mncd"]
+            i0["abij"] = t["acim"] * i1["mbjc"]
+
+        return Instance(ctx, iteration)
 
 
 def workloads(scale: int) -> list[Any]:
