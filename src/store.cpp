@@ -1,11 +1,11 @@
 #include "tilecc/store.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include "tilecc/mappings.hpp"
 
 namespace tilecc {
 namespace {
@@ -13,15 +13,15 @@ namespace {
 // Stores of at least glibc's initial mmap threshold (128 KiB) are mapped from the kernel directly,
 // not taken from malloc: glibc raises its threshold to the size of any mapped block freed, after
 // which a CC iteration's intermediates (allocated and freed in changing order) come from its
-// heap, fragment it, and the process grows from one iteration to the next. A mapping goes back
-// to the kernel when freed, and its pages arrive zeroed.
+// heap, fragment it, and the process grows from one iteration to the next. Freed mappings go to
+// the MappingCache, whence the next iteration's intermediates of the same sizes take them.
 constexpr std::size_t mapped_from_bytes = std::size_t{1} << 17;
 
 }  // namespace
 
 void MemoryStore::Free::operator()(double* p) const {
   if (mapped_bytes > 0)
-    munmap(p, mapped_bytes);
+    MappingCache::instance().give(p, mapped_bytes);
   else
     std::free(p);
 }
@@ -31,8 +31,7 @@ MemoryStore::MemoryStore(const BlockShape& shape) : data_(nullptr, Free{}), shap
   // Offsets are padded to 64 bytes, and so is the size (aligned_alloc needs a multiple of it).
   const std::size_t bytes = (std::max<std::size_t>(doubles, 8) * sizeof(double) + 63) / 64 * 64;
   if (bytes >= mapped_from_bytes) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
+    void* p = MappingCache::instance().take(bytes);
     data_ = std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{bytes});
     return;
   }

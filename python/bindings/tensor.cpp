@@ -9,6 +9,7 @@
 
 #include "bindings.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/mappings.hpp"
 #include "tilecc/ops.hpp"
 
 namespace nb = nanobind;
@@ -32,6 +33,8 @@ void check_dense(const BlockShape& s, const Array& a, const char* what) {
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
+  m.def("release_cached_mappings", [] { MappingCache::instance().release(); });
+  m.def("cached_mapping_bytes", [] { return MappingCache::instance().held_bytes(); });
   nb::class_<BlockShape>(m, "BlockShape")
       .def(nb::init<std::vector<SpacePtr>, PermutationGroup, std::vector<int>, int>(),
            nb::arg("spaces"), nb::arg("group"), nb::arg("spin_sides"), nb::arg("irrep"))

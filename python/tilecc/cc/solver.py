@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from tilecc import _core
 from tilecc.cc import checkpoint as ckpt
 from tilecc.cc.diis import DIIS
 from tilecc.context import Context
@@ -205,6 +206,9 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
             cc.converged = True
             break
     cc.e_corr, cc.amplitudes = e_old, amps
+    # The iterations' intermediates will not be allocated again: their mappings, which the
+    # iterations passed on to each other, go back to the kernel rather than stay held through (T).
+    _core.release_cached_mappings()
     if not cc.converged:
         warnings.warn(
             f"{cc.method.upper()} did not converge in {cc.max_cycle} iterations (last "
