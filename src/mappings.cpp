@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <cstring>
-#include <new>
+
+#include "tilecc/error.hpp"
 
 namespace tilecc {
 
-MappingCache::~MappingCache() {
-  for (const Held& h : held_) munmap(h.mapping, h.bytes);
+void MappingCache::unmap(const std::vector<Held>& mappings) {
+  for (const Held& h : mappings) munmap(h.mapping, h.bytes);
 }
+
+MappingCache::~MappingCache() { unmap(held_); }
 
 MappingCache& MappingCache::instance() {
   // Never destroyed: a store may be freed during the interpreter's shutdown, after static
@@ -44,7 +47,7 @@ void* MappingCache::take(std::size_t bytes) {
   }
   // A new mapping's pages arrive zeroed.
   mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapping == MAP_FAILED) throw std::bad_alloc();
+  if (mapping == MAP_FAILED) throw OutOfMemory(bytes, "a tensor's blocks");
   return mapping;
 }
 
@@ -67,7 +70,7 @@ void MappingCache::give(void* mapping, std::size_t bytes) {
     }
   }
   // Outside the lock: unmapping a large mapping takes a while.
-  for (const Held& h : released) munmap(h.mapping, h.bytes);
+  unmap(released);
 }
 
 void MappingCache::release() {
@@ -77,7 +80,7 @@ void MappingCache::release() {
     released.swap(held_);
     held_bytes_ = 0;
   }
-  for (const Held& h : released) munmap(h.mapping, h.bytes);
+  unmap(released);
 }
 
 std::size_t MappingCache::held_bytes() const {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
+#include "tilecc/error.hpp"
 #include "tilecc/mappings.hpp"
 
 namespace tilecc {
@@ -36,7 +36,7 @@ MemoryStore::MemoryStore(const BlockShape& shape) : data_(nullptr, Free{}), shap
     return;
   }
   void* p = std::aligned_alloc(64, bytes);
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr) throw OutOfMemory(bytes, "a tensor's blocks");
   std::memset(p, 0, bytes);
   data_ = std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{0});
 }

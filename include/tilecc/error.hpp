@@ -4,8 +4,11 @@
  *  - TILECC_ASSERT: internal invariants, compiled out with NDEBUG.
  *  - TILECC_CHECK: every public precondition; always on; throws InputError, which derives from
  *    std::invalid_argument so that nanobind turns it into a Python ValueError.
+ *  - OutOfMemory: memory the system would not give; a std::bad_alloc, so a Python MemoryError.
  */
 #include <cassert>
+#include <cstddef>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -38,6 +41,22 @@ std::string join(const Range& items, const char* sep) {
   return os.str();
 }
 }  // namespace detail
+
+/** Memory the system would not give. The message is one sentence with how much, for what, and the
+ * remedy; nanobind turns a std::bad_alloc into a Python MemoryError with it. */
+class OutOfMemory : public std::bad_alloc {
+ public:
+  /** `purpose`: what the memory was for ("a tensor's blocks"). */
+  OutOfMemory(std::size_t bytes, const char* purpose)
+      : message_(detail::concat("could not get ", (bytes + (std::size_t{1} << 20) - 1) >> 20,
+                                " MiB for ", purpose,
+                                " from the system; free the tensors that are no longer needed "
+                                "or make the calculation smaller.")) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
 
 }  // namespace tilecc
 

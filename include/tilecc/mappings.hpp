@@ -39,7 +39,7 @@ class MappingCache {
   static MappingCache& instance();
 
   /** A zeroed mapping of `bytes`: the most recently given back one of that size, cleared, or a new
-   *  one. Throws std::bad_alloc when the kernel refuses. */
+   *  one. Throws OutOfMemory when the kernel refuses. */
   void* take(std::size_t bytes);
   /** Takes back a mapping of `bytes` from take(): kept, giving back the oldest ones past the
    *  limit, or unmapped when it alone is over the limit. */
@@ -56,6 +56,7 @@ class MappingCache {
     void* mapping;
     std::size_t bytes;
   };
+  static void unmap(const std::vector<Held>& mappings);
   const std::size_t limit_bytes_;
   mutable std::mutex mutex_;
   std::vector<Held> held_;  // oldest first

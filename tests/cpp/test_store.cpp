@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "tilecc/error.hpp"
 #include "tilecc/mappings.hpp"
 #include "tilecc/store.hpp"
 
@@ -64,6 +66,21 @@ TEST(MappingCache, GivesBackTheOldestPastItsLimit) {
   cache.give(cache.take(4 * bytes), 4 * bytes);
   EXPECT_EQ(cache.held_bytes(), 3 * bytes);
   cache.release();
+  EXPECT_EQ(cache.held_bytes(), 0u);
+}
+
+TEST(MappingCache, ARefusedMappingSaysHowMuchAndWhatToDo) {
+  MappingCache cache(kib);
+  const std::size_t bytes = std::size_t{1} << 62;  // beyond any address space
+  try {
+    cache.take(bytes);
+    FAIL() << "a mapping of 2^62 bytes was granted";
+  } catch (const OutOfMemory& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("4398046511104 MiB for a tensor's blocks"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("make the calculation smaller"), std::string::npos) << message;
+  }
   EXPECT_EQ(cache.held_bytes(), 0u);
 }
 
