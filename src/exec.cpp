@@ -8,13 +8,6 @@
 namespace tilecc {
 namespace {
 
-// Spin up to this long for `ready()` before sleeping, as OpenMP runtimes do (KMP_BLOCKTIME,
-// GOMP_SPINCOUNT): a spinning worker starts in well under a microsecond, while waking a sleeping
-// one can take hundreds of microseconds on a virtual machine, whose idle vCPU the host must
-// schedule again. The Python between two contractions of a CC iteration often takes more than
-// 100 us, so the wait is long enough to cover it.
-constexpr double spin_seconds = 2e-3;
-
 // A worker holding this many tasks that cannot start yet waits for them rather than fetching
 // more: fetching on would take from the other workers the tasks they could run, and leave them
 // idle while this one runs everything it hoarded.
@@ -29,7 +22,7 @@ void spin_pause() {
 
 template <class Ready>
 bool spin_until(Ready&& ready) {
-  const double until = clock_seconds() + spin_seconds;
+  const double until = clock_seconds() + Executor::spin_seconds;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (ready()) return true;

@@ -50,15 +50,12 @@ from rich.table import Table
 from workloads import Instance, workloads
 
 import tilecc
-from tilecc import measure
+from tilecc import _core, measure
 
 POLICIES = ("tce", "counter", "static-block", "static-lpt", "buckets", "steal")
 INSPECTOR_POLICIES = POLICIES[1:]
 # (threads, slowed worker)
 SETTINGS = ((1, ""), (2, ""), (2, "0:3"))
-# After its last contraction, a context's workers spin this long before they sleep (spin_seconds
-# in src/exec.cpp); the driver waits them out, so that the next instance has the cores to itself.
-WORKERS_SPIN_SECONDS = 2e-3
 
 
 @dataclass
@@ -108,7 +105,9 @@ def timed_iteration(instance: Instance) -> Sample:
     instance.iteration()
     wall = time.perf_counter() - start
     after = engine_seconds(ctx)
-    time.sleep(2 * WORKERS_SPIN_SECONDS)
+    # After its last contraction, a context's workers spin for a while before they sleep: wait
+    # them out, so that the next instance has the cores to itself.
+    time.sleep(2 * _core.Executor.spin_seconds)
     e, i, task, tasks, calls = (x - y for x, y in zip(after, before))
     return Sample(e, task / ctx.threads, i / e if e > 0 else 0.0, calls / max(1, tasks), wall)
 

@@ -65,6 +65,13 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
+  /** How long a waiting thread spins before it sleeps, as OpenMP runtimes do (KMP_BLOCKTIME,
+   *  GOMP_SPINCOUNT): a spinning worker starts in well under a microsecond, while waking a sleeping
+   *  one can take hundreds of microseconds on a virtual machine, whose idle vCPU the host must
+   *  schedule again. The Python between two contractions of a CC iteration often takes more than
+   *  100 us, so the wait is long enough to cover it. */
+  static constexpr double spin_seconds = 2e-3;
+
   int threads() const { return threads_; }
   const std::string& policy_name() const { return policy_name_; }
   const PolicyOptions& policy_options() const { return options_; }

@@ -111,6 +111,7 @@ void bind_contract(nb::module_& m) {
             new (self) Executor(threads, policy, options, SlowWorker::parse(slow_worker));
           },
           nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("slow_worker"))
+      .def_ro_static("spin_seconds", &Executor::spin_seconds)
       .def_prop_ro("threads", &Executor::threads)
       .def_prop_ro("policy", &Executor::policy_name)
       .def_prop_ro("slow_worker",
