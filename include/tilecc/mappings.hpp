@@ -13,9 +13,8 @@ namespace tilecc {
  * A CC iteration frees its intermediates when it ends and allocates the same ones, of the same
  * sizes, in the next. A fresh mapping costs a page fault per 4 KiB page on first touch (a trap, and
  * the kernel zeroing the page), in whatever first writes it: methanol/cc-pVDZ's CCSD iteration took
- * 2324 faults, and with the mappings kept its tile-16 iteration in benchmarks/policies/run.py went
- * from 38 ms to 27-28 ms. A mapping kept from the iteration before is cleared by memset on pages
- * already present, without faults.
+ * 2324 of them, and 3 once the mappings were kept. A mapping kept from the iteration before is
+ * cleared by memset on pages already present, without faults.
  *
  * The cache holds freed mappings up to a limit, oldest given back first when over it, so memory a
  * calculation no longer asks for (sizes of an earlier job) returns to the kernel. Thread-safe.
