@@ -525,9 +525,8 @@ void ContractionPlan::build(Prices& prices) {
   std::pmr::vector<Unit> units(memory);
   std::span<const SummedTuples::Entry> list;  // tuples.of_irrep(list_irrep), asked again only
   int list_irrep = -1;                        // when a unit's row irrep differs
-  units.reserve(static_cast<std::size_t>(sc.num_blocks()));
-  // Most output blocks have a product or more: room for one each saves the first reallocations.
-  products_.reserve(static_cast<std::size_t>(sc.num_blocks()));
+  const auto blocks = static_cast<std::size_t>(sc.num_blocks());
+  units.reserve(blocks);
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
     Unit unit;
@@ -557,6 +556,13 @@ void ContractionPlan::build(Prices& prices) {
       list = tuples.of_irrep(row_irrep);
       list_irrep = row_irrep;
     }
+    // A block has at most one product per tuple of its list. Short of room for that, products_
+    // takes room for the blocks left at this list's length: a plan then reallocates its products
+    // once or twice, rather than doubling up from a few, each time copying every product so far
+    // into memory that the walk then writes cold. The room a long list leaves unused is given
+    // back after the walk.
+    if (products_.capacity() - products_.size() < list.size())
+      products_.reserve(products_.size() + list.size() * (blocks - static_cast<std::size_t>(slot)));
     for (const SummedTuples::Entry& e : list) {
       const BlockShape::StoredAt at_a = sa.stored_at(a_base + e.a_offset);
       if (at_a.slot < 0) continue;  // spin or irreps make the A block zero
@@ -576,6 +582,7 @@ void ContractionPlan::build(Prices& prices) {
       units.push_back(unit);
     }
   }
+  if (products_.capacity() > 2 * products_.size()) products_.shrink_to_fit();
   prices.index_recipes(recipes_);
   if (layout_ == PlanLayout::tce) {
     // TCE's tasks: one per output block, in loop (slot) order, never stacked.
