@@ -526,6 +526,7 @@ void ContractionPlan::build(Prices& prices) {
   std::span<const SummedTuples::Entry> list;  // tuples.of_irrep(list_irrep), asked again only
   int list_irrep = -1;                        // when a unit's row irrep differs
   const auto blocks = static_cast<std::size_t>(sc.num_blocks());
+  constexpr std::size_t most_reserved_ahead = std::size_t{1} << 20;
   units.reserve(blocks);
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
@@ -560,9 +561,15 @@ void ContractionPlan::build(Prices& prices) {
     // takes room for the blocks left at this list's length: a plan then reallocates its products
     // once or twice, rather than doubling up from a few, each time copying every product so far
     // into memory that the walk then writes cold. The room a long list leaves unused is given
-    // back after the walk.
-    if (products_.capacity() - products_.size() < list.size())
-      products_.reserve(products_.size() + list.size() * (blocks - static_cast<std::size_t>(slot)));
+    // back after the walk. Where lists are long and mostly zero blocks (spin), that bound can
+    // exceed memory, so past a million products (40 MB) the room only doubles.
+    if (products_.capacity() - products_.size() < list.size()) {
+      const std::size_t needed = products_.size() + list.size();
+      const std::size_t ahead =
+          products_.size() + list.size() * (blocks - static_cast<std::size_t>(slot));
+      products_.reserve(
+          std::min(ahead, std::max({needed, 2 * products_.capacity(), most_reserved_ahead})));
+    }
     for (const SummedTuples::Entry& e : list) {
       const BlockShape::StoredAt at_a = sa.stored_at(a_base + e.a_offset);
       if (at_a.slot < 0) continue;  // spin or irreps make the A block zero
