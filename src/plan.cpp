@@ -253,6 +253,23 @@ std::uint64_t mix_b_read(std::uint64_t h, slot_t b_slot, std::uint64_t b_layout_
 // b_layout_key spread over the bits mix_b_read leaves to it, once per recipe.
 std::uint64_t b_layout_bits(std::uint64_t b_layout) { return (b_layout << 40) ^ (b_layout >> 24); }
 
+// Room in a plan's products for the next output block of the walk, whose list of summed tuples
+// has `list` of them (at most one product each), with `blocks_left` blocks, this one included,
+// still to walk. Short of room, it takes room for every block left at this list's length: a plan
+// then reallocates its products once or twice, rather than doubling up from a few, each time
+// copying every product so far into memory that the walk then writes cold. The bound counts
+// tuples whose blocks turn out zero; where lists are long and mostly zero (spin) it could exceed
+// memory, so past 2^20 products the room only doubles. The walk gives unused room back at its end.
+void reserve_ahead(std::vector<ContractionPlan::Product>& products, std::size_t list,
+                   std::size_t blocks_left) {
+  constexpr std::size_t most_reserved_ahead = std::size_t{1} << 20;
+  if (products.capacity() - products.size() >= list) return;
+  const std::size_t needed = products.size() + list;
+  const std::size_t ahead = products.size() + list * blocks_left;
+  products.reserve(
+      std::min(ahead, std::max({needed, 2 * products.capacity(), most_reserved_ahead})));
+}
+
 // Zeroing a task's R before its GEMMs accumulate into it, priced as a copy of its elements.
 double fill_seconds(const CostModel& model, extent_t elements) {
   return model.permute_seconds(PermuteShape{PermuteKind::copy, elements, 1});
@@ -526,7 +543,6 @@ void ContractionPlan::build(Prices& prices) {
   std::span<const SummedTuples::Entry> list;  // tuples.of_irrep(list_irrep), asked again only
   int list_irrep = -1;                        // when a unit's row irrep differs
   const auto blocks = static_cast<std::size_t>(sc.num_blocks());
-  constexpr std::size_t most_reserved_ahead = std::size_t{1} << 20;
   units.reserve(blocks);
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
@@ -557,19 +573,7 @@ void ContractionPlan::build(Prices& prices) {
       list = tuples.of_irrep(row_irrep);
       list_irrep = row_irrep;
     }
-    // A block has at most one product per tuple of its list. Short of room for that, products_
-    // takes room for the blocks left at this list's length: a plan then reallocates its products
-    // once or twice, rather than doubling up from a few, each time copying every product so far
-    // into memory that the walk then writes cold. The room a long list leaves unused is given
-    // back after the walk. Where lists are long and mostly zero blocks (spin), that bound can
-    // exceed memory, so past a million products (40 MB) the room only doubles.
-    if (products_.capacity() - products_.size() < list.size()) {
-      const std::size_t needed = products_.size() + list.size();
-      const std::size_t ahead =
-          products_.size() + list.size() * (blocks - static_cast<std::size_t>(slot));
-      products_.reserve(
-          std::min(ahead, std::max({needed, 2 * products_.capacity(), most_reserved_ahead})));
-    }
+    reserve_ahead(products_, list.size(), blocks - static_cast<std::size_t>(slot));
     for (const SummedTuples::Entry& e : list) {
       const BlockShape::StoredAt at_a = sa.stored_at(a_base + e.a_offset);
       if (at_a.slot < 0) continue;  // spin or irreps make the A block zero
@@ -589,6 +593,7 @@ void ContractionPlan::build(Prices& prices) {
       units.push_back(unit);
     }
   }
+  // Give back the room reserve_ahead left unused, when it is more than the products themselves.
   if (products_.capacity() > 2 * products_.size()) products_.shrink_to_fit();
   prices.index_recipes(recipes_);
   if (layout_ == PlanLayout::tce) {
