@@ -584,9 +584,9 @@ void ContractionPlan::build(Prices& prices) {
       b_reads = mix_b_read(b_reads, at_b.slot, read.b_layout_bits, e.k);
     }
     if (num_products() == first) continue;
-    // Written field by field into its place in `units` (reserved above, so it never moves). A
+    // Written field by field into its place in `units` (reserved above, so it never moves): a
     // local Unit pushed at the end was copied through the stack by wide loads of fields just
-    // stored one by one, loads that wait for those stores: the inspector took about 2% longer.
+    // stored one by one, loads that must wait for those stores.
     Unit& unit = units.emplace_back();
     unit.member.c_slot = slot;
     unit.member.first = first;
