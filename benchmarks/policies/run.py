@@ -4,10 +4,9 @@
     python benchmarks/policies/run.py [--json PATH] [--tiles 8 16 32 64] [--scale 4] [--repeats 2]
                                       [--rounds 5]
 
-For one CCSD iteration of N2/cc-pVTZ in D2h, one of methanol/cc-pVDZ without symmetry (each as the
-solver runs it: the amplitude update, the residual, DIIS and the energy) and paper 004's CCD
-sub-computation, at every tile size, policy, 1 and 2 threads, and 2 threads with worker 0 slowed
-three times (TILECC_SLOW_WORKER=0:3). Every policy runs on an instance of its own (the
+For one CCSD iteration of N2/cc-pVTZ in D2h, one of methanol/cc-pVDZ without symmetry and paper
+004's CCD sub-computation, at every tile size, policy, 1 and 2 threads, and 2 threads with worker 0
+slowed three times (TILECC_SLOW_WORKER=0:3). Every policy runs on an instance of its own (the
 workload's tensors in a context of their own). A configuration takes --rounds rounds. In each, every
 policy's first iteration builds the plans (inspector time) and runs on the cost model's predictions;
 then the policies' next iterations, which reuse the plans refined with the measured task times, take
@@ -24,8 +23,7 @@ Columns: engine ms; time / tce's in the same configuration; time / ideal (total 
 the workers); imbalance (idle fraction) of the first and of the refined iteration; shared counter or
 steal calls per task; the median error per task of the predictions the last iteration was scheduled
 with (the model corrected by the runs before it) and, in brackets, of the calibrated model alone;
-inspector time over one iteration (its target line also gives it over the iteration's amplitude
-update alone). The lines after the table are the figures issue 3 asks for. Of
+inspector time over one iteration. The lines after the table are the figures issue 3 asks for. Of
 the policies on 2 threads they name the one closest to its ideal, and the fastest: on a host whose
 speed changes over tenths of a second to seconds, two iterations' engine times differ by more than
 the policies do (on 1 thread, where the inspector policies run the same tasks in other orders, one
@@ -76,13 +74,10 @@ class Result:
     model_error_raw: float  # the calibrated model's own predictions
     inspector: float  # seconds building plans (first iteration)
     iteration: float  # wall seconds of the best refined iteration (Python included)
-    update: float  # of which its amplitude update's
     relative_to_tce: float = float("nan")
     #: inspector / iteration of each round (both from that round), and their median
     inspector_shares: list[float] = field(default_factory=list)
     inspector_share: float = float("nan")
-    #: inspector / the iteration's amplitude update, per round
-    update_shares: list[float] = field(default_factory=list)
 
 
 def engine_seconds(ctx: tilecc.Context) -> tuple[float, float, float, int, int]:
@@ -101,23 +96,20 @@ class Sample:
     imbalance: float  # idle fraction
     calls_per_task: float
     wall: float  # seconds, the Python between contractions included
-    update: float  # of which the amplitude update's (Instance.iteration)
 
 
 def timed_iteration(instance: Instance) -> Sample:
     ctx = instance.context
     before = engine_seconds(ctx)
     start = time.perf_counter()
-    update = instance.iteration()
+    instance.iteration()
     wall = time.perf_counter() - start
     after = engine_seconds(ctx)
     # After its last contraction, a context's workers spin for a while before they sleep: wait
     # them out, so that the next instance has the cores to itself.
     time.sleep(2 * _core.Executor.spin_seconds)
     e, i, task, tasks, calls = (x - y for x, y in zip(after, before))
-    return Sample(
-        e, task / ctx.threads, i / e if e > 0 else 0.0, calls / max(1, tasks), wall, update
-    )
+    return Sample(e, task / ctx.threads, i / e if e > 0 else 0.0, calls / max(1, tasks), wall)
 
 
 def one_round(
@@ -167,7 +159,6 @@ def one_round(
             model_error_raw=ctx.model_error(corrected=False)[0],
             inspector=inspector,
             iteration=fastest.wall,
-            update=fastest.update,
         )
     return rows
 
@@ -180,31 +171,25 @@ def run(tiles: list[int], scale: int, repeats: int, rounds: int, console: Consol
             console.print(f"{work.name}, tile {tile}", style="dim")
             # One instance per policy, each with its plans, so that their iterations can alternate.
             instances = {policy: work.prepare(tile) for policy in POLICIES}
-            # As the solver holds them through its run: numpy's BLAS (the residual, DIIS) to one
-            # thread, whose spinning after a call would take a core from the workers.
-            with instances["tce"].context.holding_cores():
-                for threads, slow in SETTINGS:
-                    os.environ["TILECC_SLOW_WORKER"] = slow
-                    configuration = (work.name, tile, threads, slow)
-                    played = [
-                        one_round(instances, configuration, repeats, shuffler)
-                        for _ in range(rounds)
+            for threads, slow in SETTINGS:
+                os.environ["TILECC_SLOW_WORKER"] = slow
+                configuration = (work.name, tile, threads, slow)
+                played = [
+                    one_round(instances, configuration, repeats, shuffler) for _ in range(rounds)
+                ]
+                kept = {
+                    policy: min((r[policy] for r in played), key=lambda row: row.engine)
+                    for policy in POLICIES
+                }
+                for policy, row in kept.items():
+                    row.relative_to_tce = row.engine / kept["tce"].engine
+                    # A round's inspector and iteration are a few tenths of a second apart, so
+                    # the host's speed, which changes over seconds, mostly cancels in their ratio.
+                    row.inspector_shares = [
+                        r[policy].inspector / r[policy].iteration for r in played
                     ]
-                    kept = {
-                        policy: min((r[policy] for r in played), key=lambda row: row.engine)
-                        for policy in POLICIES
-                    }
-                    for policy, row in kept.items():
-                        row.relative_to_tce = row.engine / kept["tce"].engine
-                        # A round's inspector and iteration are a few tenths of a second apart,
-                        # so the host's speed, which changes over seconds, mostly cancels in their
-                        # ratio.
-                        row.inspector_shares = [
-                            r[policy].inspector / r[policy].iteration for r in played
-                        ]
-                        row.inspector_share = statistics.median(row.inspector_shares)
-                        row.update_shares = [r[policy].inspector / r[policy].update for r in played]
-                        results.append(row)
+                    row.inspector_share = statistics.median(row.inspector_shares)
+                    results.append(row)
     os.environ.pop("TILECC_SLOW_WORKER", None)
     return results
 
@@ -274,17 +259,14 @@ def targets(results: list[Result], console: Console) -> None:
     # the host slowed the iterations of its rounds, not the inspector.
     for counter in select(tile=16, slow="", policy="counter"):
         rows = select(workload=counter.workload, tile=16, threads=counter.threads, slow="")
-        inspecting = [r for r in rows if r.policy in INSPECTOR_POLICIES]
-        pooled = [s for r in inspecting for s in r.inspector_shares]
-        of_update = [s for r in inspecting for s in r.update_shares]
+        pooled = [s for r in rows if r.policy in INSPECTOR_POLICIES for s in r.inspector_shares]
         console.print(
             f"{counter.workload}, tile 16, {counter.threads} thread(s): inspector "
             f"{100 * statistics.median(pooled):.1f}% of one iteration [target < 5%] (median over "
             f"the {len(pooled)} rounds of the inspector policies, "
             f"{100 * min(pooled):.1f}-{100 * max(pooled):.1f}%; counter "
             f"{1e3 * counter.inspector:.2f} ms against {1e3 * counter.iteration:.1f} ms in the "
-            f"round kept); {100 * statistics.median(of_update):.1f}% of the iteration's amplitude "
-            f"update alone"
+            f"round kept)"
         )
     refined = [r for r in results if r.threads == 2 and r.policy in INSPECTOR_POLICIES]
     if refined:

@@ -7,7 +7,6 @@ every thread count."""
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +16,6 @@ from pyscf import gto, scf
 
 import tilecc
 from tilecc.cc import RCCSD
-from tilecc.cc.diis import DIIS
-from tilecc.cc.solver import step
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "ccsd"))
 from molecules import METHANOL, NITROGEN
@@ -29,16 +26,12 @@ class Instance:
     """A workload's tensors at one tile size, in their own context, and its iteration on them."""
 
     context: tilecc.Context
-    #: runs one iteration; returns the wall seconds of its amplitude update (its contractions
-    #: and element-wise work), the part of an iteration the policies and the inspector act on
-    iteration: Callable[[], float]
+    iteration: Callable[[], None]
 
 
 @dataclass
 class CcsdIteration:
-    """Closed-shell CCSD iterations from the MP2 amplitudes, each as the solver runs it: the
-    amplitude update, the residual, DIIS and the energy. The amplitudes move on from one to the
-    next, as in a CCSD run; the work is the same every time."""
+    """One closed-shell CCSD iteration from the MP2 amplitudes (the same work every time)."""
 
     name: str
     basis: str
@@ -52,16 +45,12 @@ class CcsdIteration:
             self._mf = scf.RHF(mol).run(conv_tol=1e-10)
         solver = RCCSD(self._mf, tile=tile, threads=1)
         problem = solver.build_problem()
-        diis = DIIS(solver.diis_space)
         amplitudes = solver.initial_amplitudes(problem)
-        cycle = 0
 
-        def iteration() -> float:
-            nonlocal amplitudes, cycle
-            cycle += 1
-            result = step(solver, amplitudes, problem, diis, cycle)
-            amplitudes = result.amplitudes
-            return result.update_seconds
+        def iteration() -> None:
+            # As the solver runs it: the update's operations queued, its plans built together.
+            with solver.context.deferred():
+                solver.update(amplitudes, problem)
 
         return Instance(solver.context, iteration)
 
@@ -96,13 +85,11 @@ class CcdSubcomputation:
         for seed, tensor in enumerate((t, v1, v2)):
             tensor.fill_random_(seed=seed)
 
-        def iteration() -> float:
-            start = time.perf_counter()
+        def iteration() -> None:
             # Labels: h1, h2, h6, h8 -> i, j, m, n (occupied); p3, p4, p5, p7 -> a, b, c, d.
             i1["maic"] = v1["maic"]
             i1["maic"] += t["adin"] * v2["mncd"]
             i0["abij"] = t["acim"] * i1["mbjc"]
-            return time.perf_counter() - start
 
         return Instance(ctx, iteration)
 

@@ -157,36 +157,6 @@ def _set_vector(amplitudes: Amplitudes, vector: np.ndarray) -> None:
         offset += a.stored_elements
 
 
-@dataclass(frozen=True)
-class Step:
-    """What one iteration of the equations gives."""
-
-    amplitudes: Amplitudes
-    e_corr: float
-    residual_norm: float
-    #: of the iteration's wall time, the amplitude update's (its contractions and element-wise
-    #: work; the rest is the residual, DIIS and the energy)
-    update_seconds: float
-
-
-def step(
-    cc: AmplitudeSolver, amplitudes: Amplitudes, problem: Any, diis: DIIS | None, cycle: int
-) -> Step:
-    """One iteration as :func:`iterate` runs it: the amplitude update, the residual, DIIS
-    extrapolation from the second cycle on, and the energy of the new amplitudes."""
-    start = time.perf_counter()
-    # One task pool per iteration: the update's plans are built together, then its operations
-    # run (in the first iteration; later ones reuse the plans).
-    with cc.context.deferred():
-        new = cc.update(amplitudes, problem)
-    update_seconds = time.perf_counter() - start
-    old, vec = _vector(amplitudes), _vector(new)
-    residual = float(np.linalg.norm(vec - old))
-    if diis is not None and cycle > 1:
-        _set_vector(new, diis.update(vec, vec - old))
-    return Step(new, cc.energy(new, problem), residual, update_seconds)
-
-
 def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
     """Iterate cc's equations to convergence (or max_cycle), with DIIS on the packed amplitudes
     and, if asked, a checkpoint after every iteration."""
@@ -208,8 +178,16 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
     cc.converged = False
     for cycle in range(first, first + cc.max_cycle):
         start = time.perf_counter()
-        result = step(cc, amps, p, diis, cycle)
-        amps, e_new, residual = result.amplitudes, result.e_corr, result.residual_norm
+        # One task pool per iteration: the update's plans are built together, then its
+        # operations run (in the first iteration; later ones reuse the plans).
+        with cc.context.deferred():
+            new = cc.update(amps, p)
+        old, vec = _vector(amps), _vector(new)
+        residual = float(np.linalg.norm(vec - old))
+        if diis is not None and cycle > 1:
+            _set_vector(new, diis.update(vec, vec - old))
+        amps = new
+        e_new = cc.energy(amps, p)
         cc.cycles = cycle
         if path is not None:
             vectors, errors = diis.history if diis is not None else ([], [])
