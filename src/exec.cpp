@@ -225,24 +225,41 @@ RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body
   const auto tasks = static_cast<task_id_t>(pool.costs.size());
   const double start = begin_run(pool);
   if (blas::loaded()) blas::set_threads(threads_);
-  body_ = &body;
   try {
-    double now = clock_seconds();
-    for (task_id_t t = 0; t < tasks; ++t) now = run_task(t, 0, now);
+    run_on_caller(tasks, body);
   } catch (...) {
-    body_ = nullptr;
     if (blas::loaded()) blas::set_threads(1);
     throw;
   }
-  body_ = nullptr;
   if (blas::loaded()) blas::set_threads(1);
-  timeline(0).enter(Phase::wait);
   // The other workers' cores are busy inside the BLAS: their time is worker 0's phases again.
   RunStats stats = collect(tasks, start);
   for (std::size_t w = 1; w < stats.phases.size(); ++w) stats.phases[w] = stats.phases[0];
   for (PhaseSeconds& segment : stats.segment_phases)
     for (double& seconds : segment) seconds *= threads_;
   return stats;
+}
+
+RunStats Executor::run_alone(const Body& body, double start) {
+  // Whatever the policy, one task keeps one worker busy. Waking the others only for them to find
+  // nothing made the caller wait for the slowest of them to wake and check in, so that a
+  // contraction to a scalar (a CC energy) ran slower on two threads than on one. With a worker
+  // slowed, which worker runs the task matters, so the policy decides as for any pool.
+  run_on_caller(1, body);
+  return collect(1, start);
+}
+
+void Executor::run_on_caller(task_id_t tasks, const Body& body) {
+  body_ = &body;
+  double now = clock_seconds();
+  try {
+    for (task_id_t t = 0; t < tasks; ++t) now = run_task(t, 0, now);
+  } catch (...) {
+    body_ = nullptr;
+    throw;
+  }
+  body_ = nullptr;
+  timeline(0).enter_at(Phase::wait, -1, now);
 }
 
 void Executor::run_on_workers(const std::function<void(int worker)>& job) {
@@ -290,6 +307,7 @@ RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* read
   const double start = begin_run(pool);
   if (tasks == 0) return collect(0, start);
   if (blas::loaded()) blas::set_threads(1);
+  if (tasks == 1 && pool.loop.empty() && slow_.worker < 0) return run_alone(body, start);
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
   timeline(0).enter(Phase::fetch);
   policy_->start(pool, threads_);

@@ -93,7 +93,8 @@ class Executor {
    *  starts the held ones as soon as they are ready. A worker holding such a task fetches no
    *  more, so the run ends only if the tasks a task waits for are in earlier stages
    *  (TaskPool::stages), which every policy hands out first. The first exception thrown by a
-   *  task stops the run and is rethrown here. */
+   *  task stops the run and is rethrown here. A pool of one task (without a TCE loop, and with
+   *  no worker slowed) runs on the calling thread, as worker 0, without waking the others. */
   RunStats run(const TaskPool& pool, const Body& body, const Ready* ready = nullptr);
   /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
    *  the parallelism is inside each GEMM. */
@@ -111,6 +112,10 @@ class Executor {
   /** Keep the first exception of a run (any worker's) to rethrow, and stop the others. */
   void fail(std::exception_ptr error);
   void work(int worker);
+  /** run() for a pool of one task: it runs on the calling thread, the other workers left asleep. */
+  RunStats run_alone(const Body& body, double start);
+  /** Run tasks 0 .. tasks - 1 in order on the calling thread, as worker 0. */
+  void run_on_caller(task_id_t tasks, const Body& body);
   /** Start the tasks `worker` holds that are ready; whether there were any. */
   bool start_held(int worker);
   /** Run one task that starts at clock reading `start`; returns the reading at its end. */

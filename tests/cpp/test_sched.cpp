@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "tilecc/error.hpp"
 #include "tilecc/exec.hpp"
@@ -291,6 +292,42 @@ TEST(Sched, BadOptionsAreRefused) {
   const SlowWorker ok = SlowWorker::parse("1:2.5");
   EXPECT_EQ(ok.worker, 1);
   EXPECT_DOUBLE_EQ(ok.factor, 2.5);
+}
+
+TEST(Sched, OneTaskRunsOnTheCallingThreadUnlessItsLoopOrASlowedWorkerNeedsThePolicy) {
+  const std::vector<double> one{1.0};
+  const std::thread::id caller = std::this_thread::get_id();
+  for (const std::string& name : policy_names()) {
+    Executor ex(2, name);
+    std::thread::id ran_on;
+    int worker = -1;
+    const RunStats stats = ex.run({one}, [&](task_id_t, int w) {
+      ran_on = std::this_thread::get_id();
+      worker = w;
+    });
+    EXPECT_EQ(ran_on, caller) << name;
+    EXPECT_EQ(worker, 0) << name;
+    EXPECT_EQ(stats.shared_calls, 0) << name;
+    ASSERT_EQ(stats.task_seconds.size(), 1u) << name;
+    for (const PhaseSeconds& w : stats.phases) {
+      const double total = std::accumulate(w.begin(), w.end(), 0.0);
+      EXPECT_NEAR(total, stats.seconds, 1e-9 + 1e-9 * stats.seconds) << name;
+    }
+    // A task's exception reaches the caller, and the executor runs on afterwards.
+    EXPECT_THROW(ex.run({one}, [](task_id_t, int) { throw InputError("the one task"); }),
+                 InputError);
+    int ran = 0;
+    ex.run({one}, [&](task_id_t, int) { ++ran; });
+    EXPECT_EQ(ran, 1) << name;
+  }
+  // TCE's loop with null tuples around the task goes through the policy: a fetch per tuple, plus
+  // each worker's that finds none left.
+  const std::vector<task_id_t> loop{-1, 0, -1};
+  Executor tce(2, "tce");
+  EXPECT_EQ(tce.run({one, loop}, [](task_id_t, int) {}).shared_calls, 3 + 2);
+  // With a worker slowed, the policy decides who runs it: the counter is fetched from as always.
+  Executor slowed(2, "counter", {}, SlowWorker::parse("0:2"));
+  EXPECT_EQ(slowed.run({one}, [](task_id_t, int) {}).shared_calls, 1 + 2);
 }
 
 TEST(Sched, ForEachRunsEveryItemOnceOnTheWorkers) {
