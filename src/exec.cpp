@@ -240,15 +240,6 @@ RunStats Executor::run_with_threaded_blas(const TaskPool& pool, const Body& body
   return stats;
 }
 
-RunStats Executor::run_alone(const Body& body, double start) {
-  // Whatever the policy, one task keeps one worker busy. Waking the others only for them to find
-  // nothing made the caller wait for the slowest of them to wake and check in, so that a
-  // contraction to a scalar (a CC energy) ran slower on two threads than on one. With a worker
-  // slowed, which worker runs the task matters, so the policy decides as for any pool.
-  run_on_caller(1, body);
-  return collect(1, start);
-}
-
 void Executor::run_on_caller(task_id_t tasks, const Body& body) {
   body_ = &body;
   double now = clock_seconds();
@@ -307,7 +298,15 @@ RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* read
   const double start = begin_run(pool);
   if (tasks == 0) return collect(0, start);
   if (blas::loaded()) blas::set_threads(1);
-  if (tasks == 1 && pool.loop.empty() && slow_.worker < 0) return run_alone(body, start);
+  // Whatever the policy, one task keeps one worker busy (and waits for no other task). Waking the
+  // others only for them to find nothing made the caller wait for the slowest of them to wake and
+  // check in, so that a contraction to a scalar (a CC energy) ran slower on two threads than on
+  // one. TCE's loop pays its counter for null tuples too, and with a worker slowed which worker
+  // runs the task matters: those pools go through the policy.
+  if (tasks == 1 && pool.loop.empty() && slow_.worker < 0) {
+    run_on_caller(1, body);
+    return collect(1, start);
+  }
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
   timeline(0).enter(Phase::fetch);
   policy_->start(pool, threads_);

@@ -112,8 +112,6 @@ class Executor {
   /** Keep the first exception of a run (any worker's) to rethrow, and stop the others. */
   void fail(std::exception_ptr error);
   void work(int worker);
-  /** run() for a pool of one task: it runs on the calling thread, the other workers left asleep. */
-  RunStats run_alone(const Body& body, double start);
   /** Run tasks 0 .. tasks - 1 in order on the calling thread, as worker 0. */
   void run_on_caller(task_id_t tasks, const Body& body);
   /** Start the tasks `worker` holds that are ready; whether there were any. */
