@@ -126,8 +126,10 @@ class Context:
         self._model: Any = None
         # Learns what the cost model misses from every run (see include/tilecc/correction.hpp).
         self._corrector = _core.ModelCorrector()
-        # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique)
+        # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique);
+        # a structure may be keyed twice, with its spin sides as given and as the core settled them
         self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
+        self._next_shape_id = 0
         # A deferred block's queue: its operations in order, the ids of the tensors they touch,
         # and the plans they need that are not built yet. The queue keeps those tensors alive
         # (contractions hold them, operations' closures do), so that their ids stay unique.
@@ -227,7 +229,16 @@ class Context:
         if found is None:
             group = _core.PermutationGroup(len(spaces), [(list(p), s) for p, s in generators])
             core = _core.BlockShape([s._core for s in spaces], group, list(spin_sides), irrep)
-            found = (len(self._shapes), core, spaces)
+            # No sides given means the core's default ones. Keyed also on the sides it settled on,
+            # a tensor made with the defaults and one made like it (Tensor.like passes the sides
+            # on) share a shape, and so their plans: the RCCSD solver's first t2 and the t2 of
+            # its updates had two shapes, and its second iteration built eight plans again.
+            settled = (key[0], generators, tuple(core.spin_sides), irrep)
+            found = self._shapes.get(settled)
+            if found is None:
+                found = (self._next_shape_id, core, spaces)
+                self._next_shape_id += 1
+                self._shapes[settled] = found
             self._shapes[key] = found
         return found[0], found[1]
 

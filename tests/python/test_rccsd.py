@@ -44,6 +44,20 @@ def test_matches_pyscf(atom, basis, frozen, symmetry, tile, threads):
     assert symmetry_error(mine.t2) < 1e-12
 
 
+def test_every_plan_is_built_in_the_first_iteration():
+    """The amplitudes an update makes have the shapes of those it read, so the iterations after
+    the first reuse its plans and build none."""
+    mol = gto.M(atom=WATER, basis="6-31g", symmetry=True, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-12)
+    solver = tilecc.CCSD(mf, tile=4, threads=1, max_cycle=4)
+    built = []
+    solver.callback = lambda _: built.append(solver.context.stats.plans_built)
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        solver.run()
+    assert len(built) == 4 and built[0] > 0
+    assert built == [built[0]] * 4
+
+
 def test_open_shell_goes_spin_orbital():
     mol = gto.M(atom="O 0 0 0; H 0 0 0.97", basis="sto-3g", spin=1, verbose=0)
     mf = scf.UHF(mol).run()

@@ -115,6 +115,27 @@ def test_fill_respects_antisymmetry():
     assert_close(t.to_dense(), expected)
 
 
+def test_tensors_of_one_structure_share_a_shape_whether_or_not_their_spin_sides_are_given():
+    """Shapes are keyed on the spin sides the core settles on: a tensor with the default sides,
+    one made like it (Tensor.like passes the sides on) and one given the same sides have one
+    shape, and so share plans; other sides make another shape."""
+    ctx = tilecc.Context(threads=1)
+    o = tilecc.Space.spatial(3, tile=2, kind="occupied", name="o")
+    v = tilecc.Space.spatial(4, tile=2, kind="virtual", name="v")
+    pair = [tilecc.pair_swap()]
+    t2 = tilecc.Tensor([o, o, v, v], pair, name="t2", context=ctx)
+    assert t2.spin_sides == (1, 1, -1, -1)
+    alike = tilecc.Tensor.like(t2)
+    given = tilecc.Tensor([o, o, v, v], pair, spin_sides=(1, 1, -1, -1), context=ctx)
+    chemists = tilecc.Tensor([o, o, v, v], pair, spin_sides=(1, -1, 1, -1), context=ctx)
+    assert t2._shape_id == alike._shape_id == given._shape_id != chemists._shape_id
+    f = tilecc.Tensor([v, v], name="f", context=ctx)
+    r = tilecc.Tensor([o, o, v, v], name="r", context=ctx)
+    for t in (t2, alike, given):
+        r["ijab"] += t["ijcb"] * f["ac"]
+    assert (ctx.stats.plans_built, ctx.stats.plans_reused) == (1, 2)
+
+
 def test_eightfold_integral_symmetry_stores_an_eighth():
     p = tilecc.Space.spatial(12, tile=1, name="p")
     gens = [tilecc.symmetric(4, 0, 1), tilecc.symmetric(4, 2, 3), tilecc.bra_ket_swap()]
