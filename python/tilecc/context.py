@@ -231,8 +231,7 @@ class Context:
             core = _core.BlockShape([s._core for s in spaces], group, list(spin_sides), irrep)
             # No sides given means the core's default ones. Keyed also on the sides it settled on,
             # a tensor made with the defaults and one made like it (Tensor.like passes the sides
-            # on) share a shape, and so their plans: the RCCSD solver's first t2 and the t2 of
-            # its updates had two shapes, and its second iteration built eight plans again.
+            # on) share a shape, and so their plans.
             settled = (key[0], generators, tuple(core.spin_sides), irrep)
             found = self._shapes.get(settled)
             if found is None:
