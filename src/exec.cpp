@@ -171,11 +171,15 @@ bool Executor::start_held(int worker) {
 }
 
 void Executor::worker_loop(int worker) {
-  std::uint64_t seen = 0;
+  std::uint64_t seen = 0, seen_wakes = 0;
   for (;;) {
     if (!spin_ || !spin_until([&] { return generation_.load() != seen; })) {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_.load() != seen; });
+      wake_.wait(lock,
+                 [&] { return stopping_ || generation_.load() != seen || wakes_ != seen_wakes; });
+      seen_wakes = wakes_;
+      // Woken ahead of a job (wake()): spin for it.
+      if (!stopping_ && generation_.load() == seen) continue;
     }
     {
       std::lock_guard lock(mutex_);
@@ -270,6 +274,15 @@ void Executor::run_on_workers(const std::function<void(int worker)>& job) {
   }
   std::lock_guard lock(mutex_);
   job_ = nullptr;
+}
+
+void Executor::wake() {
+  if (!spin_ || pool_.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    ++wakes_;
+  }
+  wake_.notify_all();
 }
 
 void Executor::for_each(std::int64_t count,

@@ -104,6 +104,12 @@ class Executor {
    *  (no policy, no timeline), such as building plans. The first exception an item throws stops
    *  the others and is rethrown here. */
   void for_each(std::int64_t count, const std::function<void(std::int64_t item, int worker)>& item);
+  /** Wake the sleeping workers to spin, for up to spin_seconds, for the next run or for_each: a
+   *  sleeping worker takes tens of microseconds to start (more on a virtual machine), which the
+   *  job would wait for. For a caller that knows work is coming and has some of its own to do
+   *  first (a deferred queue, converting its plan requests); does nothing where workers do not
+   *  spin. */
+  void wake();
 
  private:
   void worker_loop(int worker);
@@ -139,7 +145,8 @@ class Executor {
   // succession, and waking a sleeping thread costs microseconds per run.
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<int> active_{0};
-  bool spin_ = true;  ///< false when there are more workers than cores
+  std::uint64_t wakes_ = 0;  ///< calls to wake(), under mutex_
+  bool spin_ = true;         ///< false when there are more workers than cores
   bool stopping_ = false;
   const std::function<void(int worker)>* job_ = nullptr;
   const Body* body_ = nullptr;

@@ -120,6 +120,7 @@ void bind_contract(nb::module_& m) {
                    })
       .def_prop_ro("scratch_high_water_bytes", &Executor::scratch_high_water_bytes)
       .def_prop_rw("tracing", &Executor::tracing, &Executor::set_tracing)
+      .def("wake", &Executor::wake)
       .def("trace_events", &trace_events);
 
   nb::class_<ModelError>(m, "ModelError")

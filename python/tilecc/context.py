@@ -392,6 +392,10 @@ class Context:
         afterwards, also when an operation raises."""
         queue = self._queue
         self._queue, self._queued_tensors = [], set()
+        if any(isinstance(step, QueuedContraction) for step in queue):
+            # The workers may have slept through the queueing: they start waking now, while the
+            # plan requests are converted, rather than when building the plans needs them.
+            self._executor.wake()
         try:
             if self._unbuilt:
                 self._build(list(self._unbuilt))

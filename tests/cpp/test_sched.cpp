@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -351,6 +352,24 @@ TEST(Sched, ForEachRunsEveryItemOnceOnTheWorkers) {
   ex.for_each(0, [&](std::int64_t, int) { ran.fetch_add(1000); });
   ex.for_each(1, [&](std::int64_t, int worker) { ran.fetch_add(worker == 0 ? 1 : 1000); });
   EXPECT_EQ(ran.load(), 51);
+}
+
+TEST(Sched, WakingTheWorkersRunsNothingAndLeavesThemReadyForTheNextJob) {
+  // Woken with no job to follow, the workers spin, then sleep again, running nothing meanwhile;
+  // woken ahead of a job, they run it. Every job still runs each item once. On one thread there
+  // are no workers to wake.
+  Executor alone(1, "counter", {}, SlowWorker{});
+  alone.wake();
+  Executor ex(2, "counter", {}, SlowWorker{});
+  const auto sleep_through_spin = std::chrono::duration<double>(2 * Executor::spin_seconds);
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(sleep_through_spin);  // the workers sleep
+    ex.wake();
+    if (round == 1) std::this_thread::sleep_for(sleep_through_spin);  // and sleep again
+    ex.for_each(10, [&](std::int64_t, int) { ran.fetch_add(1); });
+  }
+  EXPECT_EQ(ran.load(), 30);
 }
 
 }  // namespace
