@@ -1,6 +1,8 @@
 #include "tilecc/exec.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
@@ -291,11 +293,29 @@ void Executor::for_each(std::int64_t count,
     if (count == 1) item(0, 0);
     return;
   }
-  std::atomic<std::int64_t> next{0};
+  // Each worker takes the items of its own contiguous share in order and then, its share done,
+  // the last item of the largest share left. Neighbouring items thus stay on one worker, whose
+  // caches hold what they share: a CC update's plans, queued in the order its equations are
+  // written, read the same tensors, and taking items in turns split them between the workers.
+  // Items are coarse (a plan takes microseconds), so one lock guards the shares.
+  std::mutex shares_mutex;
+  std::vector<std::pair<std::int64_t, std::int64_t>> shares;  // [first, last) of each worker
+  for (std::int64_t w = 0; w < threads_; ++w)
+    shares.emplace_back(w * count / threads_, (w + 1) * count / threads_);
+  auto next = [&](int worker) -> std::int64_t {
+    std::lock_guard lock(shares_mutex);
+    auto share = shares.begin() + worker;
+    if (share->first == share->second)
+      share = std::max_element(shares.begin(), shares.end(), [](const auto& x, const auto& y) {
+        return x.second - x.first < y.second - y.first;
+      });
+    if (share->first == share->second) return -1;
+    return share == shares.begin() + worker ? share->first++ : --share->second;
+  };
   run_on_workers([&](int worker) {
     while (!failed_.load(std::memory_order_relaxed)) {
-      const std::int64_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= count) return;
+      const std::int64_t i = next(worker);
+      if (i < 0) return;
       try {
         item(i, worker);
       } catch (...) {

@@ -354,6 +354,31 @@ TEST(Sched, ForEachRunsEveryItemOnceOnTheWorkers) {
   EXPECT_EQ(ran.load(), 51);
 }
 
+TEST(Sched, ForEachGivesEachWorkerItsContiguousShareFirst) {
+  // Worker 0's share is items 0 and 1, worker 1's items 2 and 3. Items 0 and 1 wait until items 2
+  // and 3 have started, and item 3 until item 1 has: neither worker can then finish its share
+  // while the other's is untouched and take from it. (A wait ends after 10 s whatever happens,
+  // so that a failure cannot hang.)
+  Executor ex(2, "counter", {}, SlowWorker{});
+  std::array<std::atomic<int>, 4> ran_by{-1, -1, -1, -1};
+  std::array<std::atomic<bool>, 4> started{};
+  auto wait_for = [&](std::size_t item) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!started[item] && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  };
+  ex.for_each(4, [&](std::int64_t i, int worker) {
+    const auto item = static_cast<std::size_t>(i);
+    ran_by[item] = worker;
+    started[item] = true;
+    if (item < 2) wait_for(item + 2);
+    if (item == 3) wait_for(1);
+  });
+  EXPECT_EQ(ran_by[0], 0);
+  EXPECT_EQ(ran_by[1], 0);
+  EXPECT_EQ(ran_by[2], 1);
+  EXPECT_EQ(ran_by[3], 1);
+}
+
 TEST(Sched, WakingTheWorkersRunsNothingAndLeavesThemReadyForTheNextJob) {
   // Woken with no job to follow, the workers spin, then sleep again, running nothing meanwhile;
   // woken ahead of a job, they run it. Every job still runs each item once. On one thread there
