@@ -392,12 +392,14 @@ class Context:
         afterwards, also when an operation raises."""
         queue = self._queue
         self._queue, self._queued_tensors = [], set()
-        if any(isinstance(step, QueuedContraction) for step in queue):
-            # The workers may have slept through the queueing: they start waking now, while the
-            # plan requests are converted, rather than when building the plans needs them.
-            self._executor.wake()
         try:
             if self._unbuilt:
+                if len(self._unbuilt) > 1:
+                    # The workers may have slept through the queueing: they start waking now,
+                    # while the plan requests are converted, rather than when the batch needs
+                    # them. (Woken for nothing, they would spin on cores that numpy or a
+                    # threaded BLAS may be using.)
+                    self._executor.wake()
                 self._build(list(self._unbuilt))
             for step in in_batches(queue, self._runs_alone):
                 if isinstance(step, QueuedOperation):
