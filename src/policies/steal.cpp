@@ -86,6 +86,9 @@ class StealPolicy final : public SchedulePolicy {
   // included, to the front of `own`: from the deque whose front stage is earliest, the fullest
   // among equals, and below `below` (own's front stage). False when there is no such deque.
   bool steal_into(int worker, Deque& own, std::int32_t below) {
+    // Stage 0 is the earliest: a worker whose front task is of it has nothing to take, and need
+    // not read the other deques' counts, which their owners rewrite with every task.
+    if (below == 0) return false;
     for (;;) {
       int victim = -1;
       std::int32_t earliest = no_stage;
