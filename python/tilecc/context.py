@@ -397,8 +397,8 @@ class Context:
                 if len(self._unbuilt) > 1:
                     # The workers may have slept through the queueing: they start waking now,
                     # while the plan requests are converted, rather than when the batch needs
-                    # them. (Woken for nothing, they would spin on cores that numpy or a
-                    # threaded BLAS may be using.)
+                    # them. A single plan is built on the calling thread (Executor.for_each), and
+                    # workers woken for nothing would spin on cores numpy or a threaded BLAS use.
                     self._executor.wake()
                 self._build(list(self._unbuilt))
             for step in in_batches(queue, self._runs_alone):
