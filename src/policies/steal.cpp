@@ -35,6 +35,7 @@ class StealPolicy final : public SchedulePolicy {
       std::lock_guard lock(d.mutex);
       d.items.assign(seed.begin(), seed.end());
       d.head = 0;
+      d.lowest_seen = 0;
       publish(d);
     }
     steals_.store(0);
@@ -66,9 +67,14 @@ class StealPolicy final : public SchedulePolicy {
     std::vector<task_id_t> items;  // tasks [head, size()) remain; guarded by mutex
     std::size_t head = 0;
     // Readable without the lock: how many tasks remain, and the stage of the front one
-    // (no_stage when none remain).
+    // (no_stage when none remain). Hints only, hence relaxed: a thief checks them again under the
+    // victim's lock before it takes anything.
     std::atomic<std::int64_t> size{0};
     std::atomic<std::int32_t> front_stage{no_stage};
+    // The owner's alone: the earliest front stage of any deque when its last scan found nothing
+    // to steal. No front gets earlier later (a steal moves tasks to another front, never makes
+    // earlier ones), so until its own front is later than this a scan would find nothing again.
+    std::int32_t lowest_seen = 0;
   };
 
   std::int32_t stage(task_id_t t) const {
@@ -78,25 +84,27 @@ class StealPolicy final : public SchedulePolicy {
   /** Refresh what others read of `d` without its lock (the caller holds it). */
   void publish(Deque& d) const {
     const std::size_t left = d.items.size() - d.head;
-    d.size.store(static_cast<std::int64_t>(left));
-    d.front_stage.store(left > 0 ? stage(d.items[d.head]) : no_stage);
+    d.size.store(static_cast<std::int64_t>(left), std::memory_order_relaxed);
+    d.front_stage.store(left > 0 ? stage(d.items[d.head]) : no_stage, std::memory_order_relaxed);
   }
 
   // Move every other task of the earliest stage's run at the front of another deque, the first
   // included, to the front of `own`: from the deque whose front stage is earliest, the fullest
   // among equals, and below `below` (own's front stage). False when there is no such deque.
   bool steal_into(int worker, Deque& own, std::int32_t below) {
-    // Stage 0 is the earliest: a worker whose front task is of it has nothing to take, and need
-    // not read the other deques' counts, which their owners rewrite with every task.
-    if (below == 0) return false;
+    // Nothing is earlier than what the last fruitless scan saw (stage 0 at the start): the scan
+    // is skipped rather than read the other deques' counts, which their owners rewrite with
+    // every task, so that each read moves a cache line between cores. Loot on its way between two
+    // deques is in neither, so a scan may miss it: a steal is missed, and the thief runs it.
+    if (below <= own.lowest_seen) return false;
     for (;;) {
       int victim = -1;
       std::int32_t earliest = no_stage;
       std::int64_t most = 0;
       for (int w = 0; w < workers_; ++w) {
         const Deque& d = deques_[static_cast<std::size_t>(w)];
-        const std::int32_t s = d.front_stage.load();
-        const std::int64_t n = d.size.load();
+        const std::int32_t s = d.front_stage.load(std::memory_order_relaxed);
+        const std::int64_t n = d.size.load(std::memory_order_relaxed);
         // Only an earlier stage than own's is worth taking from another deque.
         if (w == worker || n == 0 || s >= below) continue;
         if (victim < 0 || s < earliest || (s == earliest && n > most)) {
@@ -105,7 +113,10 @@ class StealPolicy final : public SchedulePolicy {
           most = n;
         }
       }
-      if (victim < 0) return false;
+      if (victim < 0) {
+        own.lowest_seen = below;  // every other front is at `below` or later
+        return false;
+      }
       steals_.fetch_add(1, std::memory_order_relaxed);
       std::vector<task_id_t> loot;
       {
