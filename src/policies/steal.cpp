@@ -92,9 +92,9 @@ class StealPolicy final : public SchedulePolicy {
   // included, to the front of `own`: from the deque whose front stage is earliest, the fullest
   // among equals, and below `below` (own's front stage). False when there is no such deque.
   bool steal_into(int worker, Deque& own, std::int32_t below) {
-    // Nothing is earlier than what the last fruitless scan saw (stage 0 at the start): the scan
-    // is skipped rather than read the other deques' counts, which their owners rewrite with
-    // every task, so that each read moves a cache line between cores. Loot on its way between two
+    // Nothing is earlier than what the last fruitless scan saw (stage 0 at the start), so the
+    // scan is skipped: it reads the other deques' counts, which their owners rewrite with every
+    // task, and each such read moves a cache line between cores. Loot on its way between two
     // deques is in neither, so a scan may miss it: a steal is missed, and the thief runs it.
     if (below <= own.lowest_seen) return false;
     for (;;) {
