@@ -113,6 +113,21 @@ TEST(Sched, StealTakesAnotherDequesEarlierStageBeforeItsOwnLaterOne) {
   }
 }
 
+TEST(Sched, StaticLptRunsEachWorkersTasksInThePlansOrderStageByStage) {
+  // LPT over (stage, decreasing cost) gives worker 0 tasks 1, 5, 0 and worker 1 tasks 3, 4, 2
+  // (the last, tied at 10 against 10, to the lower worker); each then runs its own in index order
+  // within each stage, not by cost.
+  const std::vector<double> costs{1, 6, 2, 5, 3, 4};
+  const std::vector<std::int32_t> stages{1, 0, 1, 0, 0, 1};
+  const auto lpt = make_policy("static-lpt", {});
+  lpt->start({costs, {}, 1, stages}, 2);
+  const std::span<const task_id_t> first = lpt->next(0), second = lpt->next(1);
+  EXPECT_EQ(std::vector<task_id_t>(first.begin(), first.end()), (std::vector<task_id_t>{1, 0, 5}));
+  EXPECT_EQ(std::vector<task_id_t>(second.begin(), second.end()),
+            (std::vector<task_id_t>{3, 4, 2}));
+  EXPECT_TRUE(lpt->next(0).empty());
+}
+
 TEST(Sched, SharedCounterCallsAreExact) {
   const std::vector<double> costs(100, 1.0);
   std::vector<task_id_t> loop;
