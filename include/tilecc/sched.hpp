@@ -12,7 +12,8 @@
  * |                | counter, the null test after taking a number (the baseline)              |
  * | `counter`      | one shared counter over the tasks by decreasing cost, `quantum` per fetch |
  * | `static-block` | contiguous runs of the task list with equal cost, no counter             |
- * | `static-lpt`   | Longest Processing Time on the costs, no counter                         |
+ * | `static-lpt`   | Longest Processing Time on the costs, no counter; each worker runs its   |
+ * |                | share in the task list's order                                           |
  * | `buckets`      | LPT across groups of workers, a counter per group handing out guided     |
  * |                | chunks of at least `quantum` tasks (paper 001)                           |
  * | `steal`        | per-worker deques seeded by LPT; an idle worker steals every other task  |
