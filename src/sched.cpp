@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "policies/policies.hpp"
@@ -73,6 +74,26 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
                " one group per NUMA domain or core pair), got ",
                options.group_size, ".");
   return factory(options);
+}
+
+std::span<const task_id_t> StageOrder::sort(std::span<const std::int32_t> stages,
+                                            std::size_t tasks) {
+  order_.resize(tasks);
+  if (stages.empty()) {
+    std::iota(order_.begin(), order_.end(), task_id_t{0});
+    return order_;
+  }
+  // Counting sort by stage, which keeps index order within a stage.
+  starts_.assign(1, 0);
+  for (std::size_t t = 0; t < tasks; ++t) {
+    const auto s = static_cast<std::size_t>(stages[t]);
+    if (starts_.size() < s + 2) starts_.resize(s + 2, 0);
+    ++starts_[s + 1];
+  }
+  for (std::size_t s = 1; s < starts_.size(); ++s) starts_[s] += starts_[s - 1];
+  for (std::size_t t = 0; t < tasks; ++t)
+    order_[starts_[static_cast<std::size_t>(stages[t])]++] = static_cast<task_id_t>(t);
+  return order_;
 }
 
 std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> costs,

@@ -30,11 +30,15 @@ class BucketsPolicy final : public SchedulePolicy {
     capacities_.clear();
     for (int g = 0; g < groups; ++g) capacities_.push_back(std::min(size_, workers - g * size_));
     tasks_.assign(pool.costs, capacities_, pool.stages);
-    if (chunks_.size() < static_cast<std::size_t>(groups))
+    if (chunks_.size() < static_cast<std::size_t>(groups)) {
       chunks_.resize(static_cast<std::size_t>(groups));
+      shares_.resize(static_cast<std::size_t>(groups));
+    }
     for (int g = 0; g < groups; ++g) {
       const auto b = static_cast<std::size_t>(g);
-      guided_chunks(pool.costs, tasks_.bin(b), capacities_[b], quantum_, chunk_seconds, chunks_[b]);
+      // A lone worker has no load to balance, and takes the task list's order.
+      shares_[b] = workers == 1 ? stage_order_.sort(pool.stages, pool.costs.size()) : tasks_.bin(b);
+      guided_chunks(pool.costs, shares_[b], capacities_[b], quantum_, chunk_seconds, chunks_[b]);
     }
     if (groups != groups_) {
       counters_ = std::make_unique<Counter[]>(static_cast<std::size_t>(groups));
@@ -49,8 +53,8 @@ class BucketsPolicy final : public SchedulePolicy {
     const auto chunk =
         static_cast<std::size_t>(counters_[g].next.fetch_add(1, std::memory_order_relaxed));
     if (chunk + 1 >= bounds.size()) return {};
-    return tasks_.bin(g).subspan(static_cast<std::size_t>(bounds[chunk]),
-                                 static_cast<std::size_t>(bounds[chunk + 1] - bounds[chunk]));
+    return shares_[g].subspan(static_cast<std::size_t>(bounds[chunk]),
+                              static_cast<std::size_t>(bounds[chunk + 1] - bounds[chunk]));
   }
 
   /** Every fetch adds one to its group's counter, so the counters count the fetches. */
@@ -69,7 +73,9 @@ class BucketsPolicy final : public SchedulePolicy {
   int size_ = 1;
   std::vector<int> capacities_;
   LptPartition tasks_;
-  std::vector<std::vector<task_id_t>> chunks_;  // per group: its chunks' bounds in its bin
+  StageOrder stage_order_;
+  std::vector<std::span<const task_id_t>> shares_;  // per group: its tasks, in the order handed out
+  std::vector<std::vector<task_id_t>> chunks_;      // per group: its chunks' bounds in its share
   int groups_ = 0;
   std::unique_ptr<Counter[]> counters_;
 };

@@ -1,6 +1,7 @@
 // `counter`: the inspector's tasks (null tuples already gone) behind one shared counter. Tasks go
 // out by decreasing cost, `quantum` per fetch, so the counter acts as a dynamic LPT: the big tasks
-// start first and the small ones fill the gaps at the end.
+// start first and the small ones fill the gaps at the end. A lone worker has no gaps to fill and
+// takes them in the task list's order (see StageOrder).
 #include <algorithm>
 #include <atomic>
 #include <span>
@@ -25,8 +26,9 @@ class CounterPolicy final : public SchedulePolicy {
  public:
   explicit CounterPolicy(int quantum) : quantum_(quantum) {}
 
-  void start(const TaskPool& pool, int /*workers*/) override {
-    order_ = cost_order_.sort(pool.costs, pool.stages);
+  void start(const TaskPool& pool, int workers) override {
+    order_ = workers == 1 ? stage_order_.sort(pool.stages, pool.costs.size())
+                          : cost_order_.sort(pool.costs, pool.stages);
     next_.store(0);
   }
 
@@ -41,6 +43,7 @@ class CounterPolicy final : public SchedulePolicy {
  private:
   task_id_t quantum_;
   DecreasingCostOrder cost_order_;
+  StageOrder stage_order_;
   std::span<const task_id_t> order_;
   alignas(64) std::atomic<task_id_t> next_{0};
 };

@@ -20,12 +20,13 @@ class StaticPolicy final : public SchedulePolicy {
   void start(const TaskPool& pool, int workers) override {
     runs_.resize(static_cast<std::size_t>(workers));
     for (auto& run : runs_) run.clear();
+    const std::span<const task_id_t> order = stage_order_.sort(pool.stages, pool.costs.size());
     if (lpt_) {
       capacities_.assign(static_cast<std::size_t>(workers), 1);
       lpt_parts_.assign(pool.costs, capacities_, pool.stages);
-      lpt_runs(pool);
+      lpt_runs(order);
     } else {
-      block_partition(pool.costs, pool.stages, workers);
+      block_partition(pool, order, workers);
     }
     taken_.assign(static_cast<std::size_t>(workers), 0);
   }
@@ -38,63 +39,48 @@ class StaticPolicy final : public SchedulePolicy {
   }
 
  private:
-  static std::int32_t last_stage(std::span<const std::int32_t> stages) {
-    std::int32_t last = 0;
-    for (const std::int32_t s : stages) last = std::max(last, s);
-    return last;
-  }
-  // visit(t) for every task of `stage`, in index order.
-  template <class Visit>
-  static void for_each_of_stage(std::span<const std::int32_t> stages, std::int32_t stage,
-                                std::size_t tasks, Visit&& visit) {
-    for (std::size_t t = 0; t < tasks; ++t)
-      if (stages.empty() || stages[t] == stage) visit(t);
-  }
-
   // Per stage, cut its tasks (in index order) where the running cost first reaches w/workers of
   // the stage's total: a later stage's tasks may wait for an earlier stage's, so every worker
   // takes part in every stage.
-  void block_partition(std::span<const double> costs, std::span<const std::int32_t> stages,
-                       int workers) {
-    const std::int32_t last = last_stage(stages);
-    for (std::int32_t stage = 0; stage <= last; ++stage) {
+  void block_partition(const TaskPool& pool, std::span<const task_id_t> order, int workers) {
+    auto stage = [&](task_id_t t) {
+      return pool.stages.empty() ? 0 : pool.stages[static_cast<std::size_t>(t)];
+    };
+    auto cost = [&](task_id_t t) { return pool.costs[static_cast<std::size_t>(t)]; };
+    for (std::size_t begin = 0, end = 0; begin < order.size(); begin = end) {
       double total = 0.0;
-      for_each_of_stage(stages, stage, costs.size(), [&](std::size_t t) { total += costs[t]; });
+      while (end < order.size() && stage(order[end]) == stage(order[begin]))
+        total += cost(order[end++]);
       double running = 0.0;
-      std::size_t seen = 0;
-      for_each_of_stage(stages, stage, costs.size(), [&](std::size_t t) {
+      for (std::size_t i = begin; i < end; ++i) {
         // The task goes to the worker whose share contains the task's midpoint.
-        const double mid = running + 0.5 * costs[t];
-        auto w =
-            total > 0.0 ? static_cast<std::size_t>(mid / total * workers) : seen % runs_.size();
-        runs_[std::min(w, runs_.size() - 1)].push_back(static_cast<task_id_t>(t));
-        running += costs[t];
-        ++seen;
-      });
+        const double mid = running + 0.5 * cost(order[i]);
+        auto w = total > 0.0 ? static_cast<std::size_t>(mid / total * workers)
+                             : (i - begin) % runs_.size();
+        runs_[std::min(w, runs_.size() - 1)].push_back(order[i]);
+        running += cost(order[i]);
+      }
     }
   }
 
-  // LPT decides which worker runs a task; a static worker runs all of its tasks whatever their
-  // order, so it runs them as static-block does, in the plan's order within each stage, rather
-  // than by decreasing cost: neighbouring tasks of a plan read the same or neighbouring blocks,
-  // which the order by cost scattered across the run. (At N2 tile 8 on 2 threads, its compute
+  // LPT decides which worker runs a task, and each worker runs its share in `order` (see
+  // StageOrder): a static worker runs all of its tasks whatever their order, so the order by
+  // cost would only scatter neighbouring tasks. (At N2 tile 8 on 2 threads, static-lpt's compute
   // and permute time over static-block's went from 1.11 to 1.07.)
-  void lpt_runs(const TaskPool& pool) {
-    worker_of_.resize(pool.costs.size());
+  void lpt_runs(std::span<const task_id_t> order) {
+    worker_of_.resize(order.size());
     for (std::size_t w = 0; w < runs_.size(); ++w)
       for (const task_id_t t : lpt_parts_.bin(w))
         worker_of_[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(w);
-    const std::int32_t last = last_stage(pool.stages);
-    for (std::int32_t stage = 0; stage <= last; ++stage)
-      for_each_of_stage(pool.stages, stage, pool.costs.size(), [&](std::size_t t) {
-        runs_[static_cast<std::size_t>(worker_of_[t])].push_back(static_cast<task_id_t>(t));
-      });
+    for (const task_id_t t : order)
+      runs_[static_cast<std::size_t>(worker_of_[static_cast<std::size_t>(t)])].push_back(t);
   }
 
   bool lpt_;
   // Kept between runs with their storage, as LptPartition explains.
   std::vector<int> capacities_;
   LptPartition lpt_parts_;
+  StageOrder stage_order_;
   std::vector<std::int32_t> worker_of_;       // static-lpt: each task's worker
   std::vector<std::vector<task_id_t>> runs_;  // each worker's tasks, in the order it runs them
   std::vector<char> taken_;                   // written only by the worker it belongs to

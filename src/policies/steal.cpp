@@ -31,7 +31,10 @@ class StealPolicy final : public SchedulePolicy {
     stages_ = pool.stages;
     for (int w = 0; w < workers; ++w) {
       Deque& d = deques_[static_cast<std::size_t>(w)];
-      const std::span<const task_id_t> seed = seeds_.bin(static_cast<std::size_t>(w));
+      // A lone worker has no one to steal from or to, and takes the task list's order.
+      const std::span<const task_id_t> seed =
+          workers == 1 ? stage_order_.sort(pool.stages, pool.costs.size())
+                       : seeds_.bin(static_cast<std::size_t>(w));
       std::lock_guard lock(d.mutex);
       d.items.assign(seed.begin(), seed.end());
       d.head = 0;
@@ -151,6 +154,7 @@ class StealPolicy final : public SchedulePolicy {
 
   std::vector<int> capacities_;
   LptPartition seeds_;
+  StageOrder stage_order_;
   std::span<const std::int32_t> stages_;
   std::unique_ptr<Deque[]> deques_;
   int workers_ = 0;

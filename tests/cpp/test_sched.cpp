@@ -128,6 +128,22 @@ TEST(Sched, StaticLptRunsEachWorkersTasksInThePlansOrderStageByStage) {
   EXPECT_TRUE(lpt->next(0).empty());
 }
 
+TEST(Sched, OneWorkerTakesTheTasksInTheListsOrderStageByStage) {
+  // By decreasing cost within each stage the order would be 1, 3, 4, 5, 2, 0: with one worker
+  // there is no balance to keep, and every policy but TCE's hands out the list's order.
+  const std::vector<double> costs{1, 6, 2, 5, 3, 4};
+  const std::vector<std::int32_t> stages{1, 0, 1, 0, 0, 1};
+  for (const std::string& name : policy_names()) {
+    if (name == "tce") continue;  // TCE's order is its loop's
+    const auto policy = make_policy(name, {});
+    policy->start({costs, {}, 1, stages}, 1);
+    std::vector<task_id_t> fetched;
+    for (std::span<const task_id_t> tasks; !(tasks = policy->next(0)).empty();)
+      fetched.insert(fetched.end(), tasks.begin(), tasks.end());
+    EXPECT_EQ(fetched, (std::vector<task_id_t>{1, 3, 4, 0, 2, 5})) << name;
+  }
+}
+
 TEST(Sched, SharedCounterCallsAreExact) {
   const std::vector<double> costs(100, 1.0);
   std::vector<task_id_t> loop;
