@@ -29,15 +29,16 @@ class BucketsPolicy final : public SchedulePolicy {
     const int groups = (workers + size_ - 1) / size_;
     capacities_.clear();
     for (int g = 0; g < groups; ++g) capacities_.push_back(std::min(size_, workers - g * size_));
-    tasks_.assign(pool.costs, capacities_, pool.stages);
+    // A lone worker has no load to balance, and takes the task list's order.
+    const bool alone = workers == 1;
+    if (!alone) tasks_.assign(pool.costs, capacities_, pool.stages);
     if (chunks_.size() < static_cast<std::size_t>(groups)) {
       chunks_.resize(static_cast<std::size_t>(groups));
       shares_.resize(static_cast<std::size_t>(groups));
     }
     for (int g = 0; g < groups; ++g) {
       const auto b = static_cast<std::size_t>(g);
-      // A lone worker has no load to balance, and takes the task list's order.
-      shares_[b] = workers == 1 ? stage_order_.sort(pool.stages, pool.costs.size()) : tasks_.bin(b);
+      shares_[b] = alone ? stage_order_.sort(pool.stages, pool.costs.size()) : tasks_.bin(b);
       guided_chunks(pool.costs, shares_[b], capacities_[b], quantum_, chunk_seconds, chunks_[b]);
     }
     if (groups != groups_) {
@@ -60,7 +61,8 @@ class BucketsPolicy final : public SchedulePolicy {
   /** Every fetch adds one to its group's counter, so the counters count the fetches. */
   std::int64_t shared_calls() const override {
     std::int64_t calls = 0;
-    for (std::size_t g = 0; g < tasks_.bins(); ++g) calls += counters_[g].next.load();
+    for (std::size_t g = 0; g < static_cast<std::size_t>(groups_); ++g)
+      calls += counters_[g].next.load();
     return calls;
   }
 

@@ -26,15 +26,18 @@ class StealPolicy final : public SchedulePolicy {
       deques_ = std::make_unique<Deque[]>(static_cast<std::size_t>(workers));
       workers_ = workers;
     }
-    capacities_.assign(static_cast<std::size_t>(workers), 1);
-    seeds_.assign(pool.costs, capacities_, pool.stages);
+    // A lone worker has no one to steal from or to, and takes the task list's order.
+    const bool alone = workers == 1;
+    if (!alone) {
+      capacities_.assign(static_cast<std::size_t>(workers), 1);
+      seeds_.assign(pool.costs, capacities_, pool.stages);
+    }
     stages_ = pool.stages;
     for (int w = 0; w < workers; ++w) {
       Deque& d = deques_[static_cast<std::size_t>(w)];
-      // A lone worker has no one to steal from or to, and takes the task list's order.
       const std::span<const task_id_t> seed =
-          workers == 1 ? stage_order_.sort(pool.stages, pool.costs.size())
-                       : seeds_.bin(static_cast<std::size_t>(w));
+          alone ? stage_order_.sort(pool.stages, pool.costs.size())
+                : seeds_.bin(static_cast<std::size_t>(w));
       std::lock_guard lock(d.mutex);
       d.items.assign(seed.begin(), seed.end());
       d.head = 0;
