@@ -86,8 +86,7 @@ std::vector<std::string> policy_names();
  * in which neighbouring tasks of a plan read the same or neighbouring blocks. The order by cost
  * serves the balance between workers only; a worker that runs a share fixed in advance (the static
  * policies), or the one worker of a single-threaded run, takes its tasks in this order instead, and
- * finds their blocks in cache more often (`counter` on one thread went from 1.07 to 1.02 times the
- * time of `static-block`, which runs in this order, at N2 tile 8, and from 1.05 to 1.02 at 16).
+ * finds their blocks in cache more often (benchmarks/policies/run.py compares the policies).
  *
  * A policy keeps one between runs, with its buffers.
  */
