@@ -578,7 +578,9 @@ void ContractionPlan::build(Prices& prices) {
       const BlockShape::StoredAt at_b = sb.stored_at(b_base + e.b_offset);
       if (at_b.slot < 0) continue;
       const Read& read = read_for(at_a.element, at_b.element);
-      products_.emplace_back(at_a.slot, at_b.slot, read.recipe, read.sign * e.weight, e.k);
+      products_.emplace_back(static_cast<std::int32_t>(at_a.slot),
+                             static_cast<std::int32_t>(at_b.slot), read.recipe,
+                             read.sign * e.weight, e.k);
       summed_k += e.k;
       permuted_operands_ += read.permuted;
       b_reads = mix_b_read(b_reads, at_b.slot, read.b_layout_bits, e.k);

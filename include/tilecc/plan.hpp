@@ -4,6 +4,7 @@
  * that feed it. The plan depends on the operands' shapes and the number of workers only, so one
  * plan serves every execution on tensors of the same shapes (every CC iteration).
  */
+#include <limits>
 #include <memory_resource>
 #include <span>
 #include <string>
@@ -76,12 +77,16 @@ class ContractionPlan {
     OperandLayout a, b;
     Axes a_rows{};  ///< stored A -> [rows, summed] in this recipe's summed order (for stacking)
   };
+  /** One GEMM of a task. Its blocks' slots are kept in 32 bits (a shape has at most
+   *  BlockShape::max_tile_tuples blocks), which makes it 32 bytes rather than 40: a plan holds
+   *  one per non-zero block pair, and the inspector writes them into memory it has just taken. */
   struct Product {
-    slot_t a_slot = 0, b_slot = 0;
+    std::int32_t a_slot = 0, b_slot = 0;
     std::int32_t recipe = 0;
     double scale = 1.0;  ///< signs of both operand blocks times the H-orbit weight
     extent_t k = 0;
   };
+  static_assert(BlockShape::max_tile_tuples <= std::numeric_limits<std::int32_t>::max());
   /** One output block of a task: its products are [first, first + Task::products). */
   struct Member {
     slot_t c_slot = 0;
