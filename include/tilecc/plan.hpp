@@ -77,9 +77,11 @@ class ContractionPlan {
     OperandLayout a, b;
     Axes a_rows{};  ///< stored A -> [rows, summed] in this recipe's summed order (for stacking)
   };
-  /** One GEMM of a task. Its blocks' slots are kept in 32 bits (a shape has at most
-   *  BlockShape::max_tile_tuples blocks), which makes it 32 bytes rather than 40: a plan holds
-   *  one per non-zero block pair, and the inspector writes them into memory it has just taken. */
+  /** One non-zero (A block, B block) pair feeding an output block: one GEMM, or in a stacked
+   *  task a row block of the GEMM its members' products at this position share. The slots are
+   *  kept in 32 bits (a shape has at most BlockShape::max_tile_tuples blocks), which makes it 32
+   *  bytes rather than 40: a plan holds one per pair, and the inspector writes them into memory
+   *  it has just taken. */
   struct Product {
     std::int32_t a_slot = 0, b_slot = 0;
     std::int32_t recipe = 0;
