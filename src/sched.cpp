@@ -35,6 +35,25 @@ Registry& registry() {
   return *r;
 }
 
+// How many stages `stages` numbers (one when it is empty: every task is of stage 0).
+std::size_t stage_count(std::span<const std::int32_t> stages) {
+  std::size_t count = 1;
+  for (const std::int32_t s : stages) count = std::max(count, static_cast<std::size_t>(s) + 1);
+  return count;
+}
+
+// Tasks 0..tasks-1 into `order` by rank(t) (below `ranks`), in index order within a rank: a
+// counting sort, with `starts` as its working memory.
+template <class Rank>
+void sort_by_rank(std::size_t tasks, std::size_t ranks, Rank rank, std::vector<std::size_t>& starts,
+                  std::vector<task_id_t>& order) {
+  starts.assign(ranks + 1, 0);
+  for (std::size_t t = 0; t < tasks; ++t) ++starts[rank(t) + 1];
+  std::partial_sum(starts.begin(), starts.end(), starts.begin());
+  order.resize(tasks);
+  for (std::size_t t = 0; t < tasks; ++t) order[starts[rank(t)]++] = static_cast<task_id_t>(t);
+}
+
 }  // namespace
 
 void register_policy(const std::string& name, PolicyFactory factory) {
@@ -78,21 +97,10 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
 
 std::span<const task_id_t> StageOrder::sort(std::span<const std::int32_t> stages,
                                             std::size_t tasks) {
-  order_.resize(tasks);
-  if (stages.empty()) {
-    std::iota(order_.begin(), order_.end(), task_id_t{0});
-    return order_;
-  }
-  // Counting sort by stage, which keeps index order within a stage.
-  starts_.assign(1, 0);
-  for (std::size_t t = 0; t < tasks; ++t) {
-    const auto s = static_cast<std::size_t>(stages[t]);
-    if (starts_.size() < s + 2) starts_.resize(s + 2, 0);
-    ++starts_[s + 1];
-  }
-  for (std::size_t s = 1; s < starts_.size(); ++s) starts_[s] += starts_[s - 1];
-  for (std::size_t t = 0; t < tasks; ++t)
-    order_[starts_[static_cast<std::size_t>(stages[t])]++] = static_cast<task_id_t>(t);
+  auto stage = [&](std::size_t t) {
+    return stages.empty() ? std::size_t{0} : static_cast<std::size_t>(stages[t]);
+  };
+  sort_by_rank(tasks, stage_count(stages), stage, starts_, order_);
   return order_;
 }
 
@@ -112,20 +120,13 @@ std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> cos
     highest = std::max(highest, c);
   }
   if (n == 0) return order_;
-  // Counting sort by rank, stage by stage and from the highest class down: starts_[r] is where
-  // rank r's tasks begin.
+  // Ranks run stage by stage and, within a stage, from the highest class down.
   const std::size_t width = static_cast<std::size_t>(highest - lowest) + 1;
-  std::size_t stage_count = 1;
-  for (const std::int32_t s : stages)
-    stage_count = std::max(stage_count, static_cast<std::size_t>(s) + 1);
   auto rank = [&](std::size_t t) {
     const std::size_t stage = stages.empty() ? 0 : static_cast<std::size_t>(stages[t]);
     return stage * width + (highest - classes_[t]);
   };
-  starts_.assign(stage_count * width + 1, 0);
-  for (std::size_t t = 0; t < n; ++t) ++starts_[rank(t) + 1];
-  for (std::size_t r = 1; r < starts_.size(); ++r) starts_[r] += starts_[r - 1];
-  for (std::size_t t = 0; t < n; ++t) order_[starts_[rank(t)]++] = static_cast<task_id_t>(t);
+  sort_by_rank(n, stage_count(stages) * width, rank, starts_, order_);
   return order_;
 }
 
