@@ -77,9 +77,10 @@ class StealPolicy final : public SchedulePolicy {
     // victim's lock before it takes anything.
     std::atomic<std::int64_t> size{0};
     std::atomic<std::int32_t> front_stage{no_stage};
-    // The owner's alone: the earliest front stage of any deque when its last scan found nothing
-    // to steal. No front gets earlier later (a steal moves tasks to another front, never makes
-    // earlier ones), so until its own front is later than this a scan would find nothing again.
+    // Read and written by the deque's owner only: its own front stage when its last scan found
+    // nothing to steal, so that no other front was earlier. Fronts never get earlier (a steal
+    // moves tasks to another front, never makes earlier ones), so until its own front is later
+    // than this a scan would find nothing again.
     std::int32_t lowest_seen = 0;
   };
 
