@@ -1,6 +1,8 @@
 #include "tilecc/cost.hpp"
 
 #include <algorithm>
+#include <array>
+#include <numeric>
 
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
@@ -59,28 +61,74 @@ PermuteShape permute_shape(int rank, const extent_t* extents, const Axes& axes) 
   return PermuteShape{permute_kind(loops), loops.elements, loops.inner_loops};
 }
 
-PermutePricer::Form PermutePricer::form(int rank, unsigned long_axes) const {
-  // The kernel's loops for a block with this pattern and every other extent 2, with the axes it
-  // fuses innermost told as positions in the given extents.
-  extent_t extents[max_rank]{};
-  for (int k = 0; k < rank; ++k) extents[k] = (long_axes >> from_[k] & 1u) != 0 ? 2 : 1;
-  const kernels::PermuteLoops loops = kernels::permute_loops(rank, extents, axes_);
-  unsigned inner_axes = 0;
-  for (int k = 0; k < rank; ++k)
-    if ((loops.inner_axes >> k & 1u) != 0) inner_axes |= 1u << from_[k];
-  return Form{inner_axes, permute_kind(loops), loops.runs, loops.fused_rank > 0, true};
+const PermutePricer::Form* PermutePricer::own_order_forms(int rank, const Axes& axes) {
+  // Every permutation of up to patterned_rank axes, in lexicographic order, each with its forms
+  // for every pattern (2^rank of them, in the block's own order), worked out once, when first
+  // needed, by the kernel's own planner on blocks whose long axes have extent 2. The inspector
+  // makes a few pricers per plan; working their forms out pattern by pattern for each ran the
+  // kernel's general fusion, branch after branch, with the predictor cold from the contractions.
+  struct Table {
+    std::vector<Form> forms;
+    std::array<std::size_t, patterned_rank + 1> first{};  // by rank
+    Table() {
+      for (int r = 0; r <= patterned_rank; ++r) {
+        first[static_cast<std::size_t>(r)] = forms.size();
+        std::array<int, patterned_rank> order{};
+        std::iota(order.begin(), order.end(), 0);
+        do {
+          Axes perm{};
+          std::copy(order.begin(), order.end(), perm.begin());
+          for (unsigned pattern = 0; pattern < 1u << r; ++pattern) {
+            extent_t extents[max_rank]{};
+            for (int k = 0; k < r; ++k) extents[k] = (pattern >> k & 1u) != 0 ? 2 : 1;
+            const kernels::PermuteLoops loops = kernels::permute_loops(r, extents, perm);
+            forms.push_back(
+                {loops.inner_axes, permute_kind(loops), loops.runs, loops.fused_rank > 0});
+          }
+        } while (std::next_permutation(order.begin(), order.begin() + r));
+      }
+    }
+  };
+  static const Table table;
+  // The place of `axes` in lexicographic order: its digits in the factorial number system.
+  std::size_t index = 0;
+  for (int i = 0; i < rank; ++i) {
+    std::size_t smaller_after = 0;
+    for (int j = i + 1; j < rank; ++j)
+      smaller_after +=
+          axes[static_cast<std::size_t>(j)] < axes[static_cast<std::size_t>(i)] ? 1 : 0;
+    index = index * static_cast<std::size_t>(rank - i) + smaller_after;
+  }
+  return &table.forms[table.first[static_cast<std::size_t>(rank)] + (index << rank)];
+}
+
+PermutePricer::PermutePricer(const CostModel& model, int rank, const Axes& axes, const Axes& from)
+    : model_(&model), axes_(axes), from_(from), price_(by_rank[static_cast<std::size_t>(rank)]) {
+  if (rank > patterned_rank) return;
+  const Form* own = own_order_forms(rank, axes);
+  const unsigned patterns = 1u << rank;
+  if (from == own_order) {
+    std::copy_n(own, patterns, forms_.begin());
+    return;
+  }
+  // Patterns and inner axes told as positions in `given`, which are from_'s.
+  for (unsigned pattern = 0; pattern < patterns; ++pattern) {
+    unsigned own_pattern = 0;
+    for (int k = 0; k < rank; ++k)
+      own_pattern |= (pattern >> from_[static_cast<std::size_t>(k)] & 1u) << k;
+    Form f = own[own_pattern];
+    unsigned inner_axes = 0;
+    for (int k = 0; k < rank; ++k)
+      inner_axes |= (f.inner_axes >> k & 1u) << from_[static_cast<std::size_t>(k)];
+    f.inner_axes = inner_axes;
+    forms_[pattern] = f;
+  }
 }
 
 double PermutePricer::general(int rank, const extent_t* given) const {
-  extent_t extents[max_rank];
+  extent_t extents[max_rank]{};
   for (int k = 0; k < rank; ++k) extents[k] = given[from_[k]];
   return model_->permute_seconds(rank, extents, axes_);
-}
-
-double PermutePricer::first_of_pattern(int rank, const extent_t* given, extent_t elements,
-                                       unsigned long_axes) {
-  forms_[long_axes] = form(rank, long_axes);
-  return (*this)(given, elements, long_axes);
 }
 
 std::vector<double> time_gemms(const std::vector<std::array<extent_t, 3>>& shapes, int repeats) {

@@ -71,9 +71,9 @@ struct CostModel {
 /**
  * CostModel::permute_seconds for many blocks of one rank permuted by the same axes, in a few
  * multiplications each. How the kernel fuses the axes depends only on which extents are 1, so it
- * is worked out once per such pattern; a block then needs only the products of its extents inside
- * and outside the innermost fused axis. The inspector prices thousands of blocks per plan, in one
- * to a few layouts, where working out the fusion for each took a fifth of its instructions.
+ * is known per such pattern; a block then needs only the products of its extents inside and
+ * outside the innermost fused axis. The inspector prices thousands of blocks per plan, in one to
+ * a few layouts, where working out the fusion for each took a fifth of its instructions.
  */
 class PermutePricer {
  public:
@@ -82,8 +82,7 @@ class PermutePricer {
       : PermutePricer(model, rank, axes, own_order) {}
   /** Prices blocks given by extents in another order: the block's axis k has extent
    *  given[from[k]] (the output's R block, priced from the extents of its block of C). */
-  PermutePricer(const CostModel& model, int rank, const Axes& axes, const Axes& from)
-      : model_(&model), axes_(axes), from_(from), price_(by_rank[static_cast<std::size_t>(rank)]) {}
+  PermutePricer(const CostModel& model, int rank, const Axes& axes, const Axes& from);
   double operator()(const extent_t* given) { return price_(*this, given, -1, 0); }
   /** The same for a block whose element count and pattern of extent-1 axes (bit p set: given[p]
    *  is not 1) are known already, as BlockShape keeps them for its blocks: the inspector prices
@@ -99,21 +98,19 @@ class PermutePricer {
     PermuteKind kind = PermuteKind::copy;
     bool runs = true;
     bool fused = false;  ///< some axis has an extent above 1
-    bool known = false;  ///< worked out yet
   };
-  /** The form of the blocks whose given extents above 1 are those of `long_axes`. */
-  Form form(int rank, unsigned long_axes) const;
+  /** The forms of the permutation `axes` of rank <= patterned_rank, for blocks given in their
+   *  own order, by pattern: 2^rank of them. */
+  static const Form* own_order_forms(int rank, const Axes& axes);
   // `from` for extents given in the block's own order.
   static constexpr Axes own_order = [] {
     Axes order{};
     for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::int8_t>(k);
     return order;
   }();
-  // The rare paths, out of line and reached by tail calls, so that the common one saves no
-  // registers: an empty block, priced the general way, and the first block of a pattern, which
-  // works its form out and is priced again.
+  // The rare path, out of line and reached by a tail call, so that the common one saves no
+  // registers: an empty block, priced the general way.
   double general(int rank, const extent_t* given) const;
-  double first_of_pattern(int rank, const extent_t* given, extent_t elements, unsigned long_axes);
 
   // Patterns are kept for blocks of up to this rank (2^4 of them); higher ranks, which CC methods
   // up to CCSD(T) do not permute in bulk, are priced the general way.
@@ -135,8 +132,6 @@ class PermutePricer {
       if (elements == 0) [[unlikely]]
         return general(rank, given);
       const Form& f = forms_[long_axes];
-      if (!f.known) [[unlikely]]
-        return first_of_pattern(rank, given, elements, long_axes);
       extent_t inner = 1, outer = 1;  // elements in the innermost fused axis, and outside it
       for (int p = 0; p < rank; ++p) {
         const bool in = (f.inner_axes >> p & 1u) != 0;
@@ -162,7 +157,8 @@ class PermutePricer {
   const CostModel* model_;
   Axes axes_, from_;
   Price price_;
-  std::array<Form, std::size_t{1} << patterned_rank> forms_{};  // by pattern of extent-1 axes
+  // By pattern of extent-1 axes in `given`, every pattern set by the constructor.
+  std::array<Form, std::size_t{1} << patterned_rank> forms_{};
 };
 
 /** Median seconds of C[m, n] += A[m, k] B[k, n] for each shape, on one thread. */

@@ -2,8 +2,8 @@
 // TILECC_TEST_SEED replays one):
 //  - PermutePricer against CostModel::permute_seconds: the same seconds, to the last bit, for
 //    random blocks of every rank, with extent-1 axes in every pattern and empty blocks, many blocks
-//    per pricer so that the patterns it keeps are used again, their extents given in the block's
-//    order or in a random other one, with their size and pattern worked out or told;
+//    per pricer so that each meets several patterns, their extents given in the block's order or
+//    in a random other one, with their size and pattern worked out or told;
 //  - gemm_seconds_per_call against gemm_seconds: what one GEMM of c m rows saves over c GEMMs of
 //    m rows;
 //  - both for several GEMMs at once against the same GEMMs priced one by one.
@@ -39,8 +39,7 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
       }
       for (int k = 0; k < rank; ++k) extents[k] = given[from[static_cast<std::size_t>(k)]];
       const double expected = model.permute_seconds(rank, extents, axes);
-      // Priced from the extents alone, and with their product and pattern told, in turn, so that
-      // either way meets patterns the other has worked out.
+      // Priced from the extents alone, and with their product and pattern told, in turn.
       extent_t elements = 1;
       unsigned long_axes = 0;
       for (int k = 0; k < rank; ++k) {
