@@ -92,28 +92,29 @@ struct SummedSymmetry {
   int sign;
 };
 
-// The distinct summed-label permutations an operand with these label ids realises.
+// The distinct summed-label permutations an operand with these label ids realises. The summed
+// labels' ids are first_summed, first_summed + 1, ... (LabelIds numbers them last), so the summed
+// label an id stands for is worked out, not searched for.
 std::pmr::vector<SummedSymmetry> summed_symmetries(const BlockShape& shape, const Ids& labels,
-                                                   const Ids& summed,
+                                                   int first_summed, int summed_count,
                                                    std::pmr::memory_resource* memory) {
   std::pmr::vector<SummedSymmetry> found(memory);
   for (const SymmetryElement& g : shape.group().elements()) {
-    std::array<std::int8_t, max_rank> rho{};
-    std::fill_n(rho.begin(), summed.size(), std::int8_t{-1});
+    // rho[q] for each summed label q; a label that is not summed writes the spare last entry.
+    std::array<std::int8_t, max_rank + 1> rho{};
     bool fixes_others = true;
     for (int p = 0; p < labels.size(); ++p) {
-      const int from = summed.find(labels[p]);
       const int gp = g.perm[static_cast<std::size_t>(p)];
-      if (from < 0) {
-        fixes_others = fixes_others && gp == p;
-        continue;
-      }
-      rho[static_cast<std::size_t>(from)] = static_cast<std::int8_t>(summed.find(labels[gp]));
+      const int from = labels[p] - first_summed;
+      const bool summed = from >= 0;
+      fixes_others = fixes_others && (summed || gp == p);
+      rho[static_cast<std::size_t>(summed ? from : max_rank)] =
+          static_cast<std::int8_t>(labels[gp] - first_summed);
     }
-    const Ids r(rho.data(), rho.data() + summed.size());
-    if (fixes_others && r.find(-1) < 0 &&
-        std::none_of(found.begin(), found.end(),
-                     [&](const SummedSymmetry& f) { return f.rho == r; }))
+    // An element that fixes the other labels maps summed labels to summed labels.
+    const Ids r(rho.data(), rho.data() + summed_count);
+    if (fixes_others && std::none_of(found.begin(), found.end(),
+                                     [&](const SummedSymmetry& f) { return f.rho == r; }))
       found.push_back({r, g.sign});
   }
   return found;
@@ -374,12 +375,94 @@ class ContractionPlan::Prices {
   std::optional<PermutePricer> output_;
 };
 
+// Each distinct label gets the next id in the order the labels first appear in C, A and B: on
+// valid input C's labels are then 0..nc-1 by position and the summed ones follow in A's order.
+struct ContractionPlan::LabelIds {
+  static constexpr int most = 3 * max_rank;  // distinct labels of three operands
+  Ids c, a, b;
+  // Bit id set: the operand carries label id, at position c_at[id] (a_at, b_at), else -1.
+  std::uint32_t c_set = 0, a_set = 0, b_set = 0;
+  std::array<std::int8_t, most> c_at, a_at, b_at;
+  int count = 0;      // distinct labels
+  bool clean = true;  // no operand has an empty label or one label twice
+
+  /** Each operand's labels, one per index (the caller has checked their number). Most labels
+   *  are one letter, found by that letter; longer ones by comparison with those met before. */
+  LabelIds(const Operand& oc, const Operand& oa, const Operand& ob) {
+    c_at.fill(-1);
+    a_at.fill(-1);
+    b_at.fill(-1);
+    std::array<std::int8_t, 256> by_letter;
+    by_letter.fill(-1);
+    std::array<const std::string*, most> longer{};  // by id, labels of other lengths
+    auto id_of = [&](const std::string& l) -> int {
+      if (l.size() == 1) {
+        std::int8_t& id = by_letter[static_cast<unsigned char>(l[0])];
+        if (id < 0) id = static_cast<std::int8_t>(count++);
+        return id;
+      }
+      clean = clean && !l.empty();
+      for (int id = 0; id < count; ++id)
+        if (longer[static_cast<std::size_t>(id)] != nullptr &&
+            *longer[static_cast<std::size_t>(id)] == l)
+          return id;
+      longer[static_cast<std::size_t>(count)] = &l;
+      return count++;
+    };
+    auto add = [&](const Operand& op, Ids& ids, std::uint32_t& set,
+                   std::array<std::int8_t, most>& at) {
+      for (const std::string& l : op.labels) {
+        const int id = id_of(l);
+        clean = clean && (set >> id & 1u) == 0;
+        set |= 1u << id;
+        at[static_cast<std::size_t>(id)] = static_cast<std::int8_t>(ids.size());
+        ids.push_back(id);
+      }
+    };
+    add(oc, c, c_set, c_at);
+    add(oa, a, a_set, a_at);
+    add(ob, b, b_set, b_at);
+  }
+  /** Each output label in exactly one operand and every other label in both. */
+  bool valid() const {
+    const std::uint32_t summed = (a_set | b_set) & ~c_set;
+    return clean && (c_set & ~(a_set ^ b_set)) == 0 && (summed & ~(a_set & b_set)) == 0;
+  }
+};
+
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
                                  const CostModel& model, int workers)
     : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), layout_(layout), workers_(workers) {
   const double t0 = clock_seconds();
   TILECC_CHECK(workers >= 1, "a plan is cut for at least one worker, got ", workers,
                "; pass the number of threads that will run it.");
+  // The labels are checked at once, as sets; only a contraction that fails is checked label by
+  // label, for the message that names its first fault.
+  auto counted = [](const Operand& op) {
+    return op.shape != nullptr && static_cast<int>(op.labels.size()) == op.shape->rank();
+  };
+  if (!counted(c_) || !counted(a_) || !counted(b_)) report_label_fault();
+  const LabelIds labels(c_, a_, b_);
+  if (!labels.valid()) report_label_fault();
+  // A label means one space wherever it appears.
+  for (int p = 0; p < labels.c.size(); ++p) {
+    if (const int pa = labels.a_at[static_cast<std::size_t>(p)]; pa >= 0)
+      detail::check_same_space(c_.labels[static_cast<std::size_t>(p)], a_, pa, c_, p);
+    if (const int pb = labels.b_at[static_cast<std::size_t>(p)]; pb >= 0)
+      detail::check_same_space(c_.labels[static_cast<std::size_t>(p)], b_, pb, c_, p);
+  }
+  for (int p = 0; p < labels.a.size(); ++p)
+    if (const int pb = labels.b_at[static_cast<std::size_t>(labels.a[p])]; pb >= 0)
+      detail::check_same_space(a_.labels[static_cast<std::size_t>(p)], a_, p, b_, pb);
+  a_.shape->prefetch_locator();
+  b_.shape->prefetch_locator();
+  Prices prices(model, *a_.shape, *b_.shape);
+  build(labels, prices);
+  account_tasks(prices);
+  inspector_seconds_ = clock_seconds() - t0;
+}
+
+void ContractionPlan::report_label_fault() const {
   detail::check_labels(c_);
   detail::check_labels(a_);
   detail::check_labels(b_);
@@ -408,37 +491,26 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
       if (po >= 0 && op == &a_) detail::check_same_space(l, a_, static_cast<int>(p), b_, po);
     }
   }
-  a_.shape->prefetch_locator();
-  b_.shape->prefetch_locator();
-  Prices prices(model, *a_.shape, *b_.shape);
-  build(prices);
-  account_tasks(prices);
-  inspector_seconds_ = clock_seconds() - t0;
+  // Not reached: labels that fail as sets fail one of the checks above.
+  throw InputError(detail::concat("the labels of ", expression(), " do not form a contraction."));
 }
 
-void ContractionPlan::build(Prices& prices) {
+void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
   const BlockShape& sc = *c_.shape;
   const BlockShape& sa = *a_.shape;
   const BlockShape& sb = *b_.shape;
   // Label ids: C's labels are 0..nc-1 by position, the summed ones nc.. in A's order.
   const int nc = sc.rank();
-  Ids c_ids, a_ids, b_ids, rows, cols, summed;  // M (C order), N (C order), K (A order)
-  for (int p = 0; p < nc; ++p) c_ids.push_back(p);
-  for (const std::string& l : a_.labels) {
-    const int pc = detail::find_label(c_.labels, l);
-    a_ids.push_back(pc >= 0 ? pc : nc + summed.size());
-    if (pc < 0) summed.push_back(nc + summed.size());
-  }
-  for (const std::string& l : b_.labels) {
-    const int pc = detail::find_label(c_.labels, l);
-    b_ids.push_back(pc >= 0 ? pc : a_ids[detail::find_label(a_.labels, l)]);
-  }
-  for (int p = 0; p < nc; ++p) (a_ids.find(p) >= 0 ? rows : cols).push_back(p);
+  const Ids &c_ids = labels.c, &a_ids = labels.a, &b_ids = labels.b;
+  Ids rows, cols, summed;  // M (C order), N (C order), K (A order)
+  for (int id = nc; id < labels.count; ++id) summed.push_back(id);
+  for (int p = 0; p < nc; ++p) ((labels.a_set >> p & 1u) != 0 ? rows : cols).push_back(p);
   row_labels_ = rows.size();
 
   dense_flops_ = 2.0;
   for (int p = 0; p < nc; ++p) dense_flops_ *= static_cast<double>(sc.space(p).size());
-  for (int id : summed) dense_flops_ *= static_cast<double>(sa.space(a_ids.find(id)).size());
+  for (int id : summed)
+    dense_flops_ *= static_cast<double>(sa.space(labels.a_at[static_cast<std::size_t>(id)]).size());
 
   const Ids r_labels = concat(rows, cols);
   if (c_ids == r_labels) {
@@ -453,8 +525,8 @@ void ContractionPlan::build(Prices& prices) {
 
   // H: summed-label permutations realised by both operands. Opposite signs mean A*B sums to 0.
   std::pmr::memory_resource* memory = prices.memory();
-  const auto ha = summed_symmetries(sa, a_ids, summed, memory),
-             hb = summed_symmetries(sb, b_ids, summed, memory);
+  const auto ha = summed_symmetries(sa, a_ids, nc, summed.size(), memory),
+             hb = summed_symmetries(sb, b_ids, nc, summed.size(), memory);
   std::pmr::vector<Ids> h(memory);
   for (const SummedSymmetry& x : ha) {
     auto it =
@@ -531,7 +603,7 @@ void ContractionPlan::build(Prices& prices) {
     b_stride[static_cast<std::size_t>(b_ids[p])] = sb.grid_stride(p);
   std::array<const IndexSpace*, max_rank> summed_space{};
   for (std::size_t q = 0; q < nk; ++q) {
-    summed_space[q] = &sa.space(a_ids.find(summed[static_cast<int>(q)]));
+    summed_space[q] = &sa.space(labels.a_at[static_cast<std::size_t>(summed[static_cast<int>(q)])]);
     if (summed_space[q]->num_tiles() == 0) return;  // an empty sum: no products
   }
   SummedTuples tuples(summed_space, nk, h, &a_stride[static_cast<std::size_t>(nc)],

@@ -226,7 +226,11 @@ class ContractionPlan {
   /** The cost model, with the permutations of A's and B's stored blocks priced once per block
    *  and layout: many products of a plan read one block the same way. */
   class Prices;
-  void build(Prices& prices);
+  /** The contraction's labels as small integers, with where each operand carries them. */
+  struct LabelIds;
+  /** Throws the error that names the first fault of labels that failed the checks as sets. */
+  [[noreturn]] void report_label_fault() const;
+  void build(const LabelIds& labels, Prices& prices);
   /** Each task's work as contract() runs it: its seconds under these prices (modelled_, then
    *  estimated_) and the scratch its steps write (scratch_bytes_, the largest over tasks). */
   void account_tasks(Prices& prices);

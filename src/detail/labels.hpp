@@ -6,9 +6,9 @@
 
 namespace tilecc::detail {
 
-/** Position of `label` in `labels`, or -1. Inline: a plan's checks and label ids look labels up
- *  dozens of times, and labels are mostly single letters, compared as such (std::string's ==
- *  calls memcmp). */
+/** Position of `label` in `labels`, or -1. Inline: the permuted addition looks up each of its
+ *  labels, and labels are mostly single letters, compared as such (std::string's == calls
+ *  memcmp). */
 inline int find_label(const LabelList& labels, const std::string& label) {
   const std::size_t n = label.size();
   for (std::size_t p = 0; p < labels.size(); ++p) {

@@ -2,8 +2,9 @@
 // loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks
 // and the model's say over stacking, and slabs of single blocks on every output layout; and the
 // plan's task prices against the same pricing written out afresh; batches of contractions
-// against the same contractions run one after another; and plans built together on the workers
-// against plans built one by one.
+// against the same contractions run one after another; plans built together on the workers
+// against plans built one by one; labels of several letters against one-letter labels, and each
+// fault of a contraction's labels against the sentence that names it.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -480,6 +481,64 @@ TEST(Contract, PlansBuiltTogetherAreThePlansBuiltOneByOne) {
     FAIL() << "a bad request was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("U[i,c,j] gives 3 labels"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Contract, LabelsOfSeveralLettersPlanLikeOneLetterLabels) {
+  auto o = space(12, 2, 2), v = space(8, 4, 2);
+  auto oovv = shape({o, o, v, v}), ovvo = shape({o, v, v, o});
+  const CostModel model = measured_like_model();
+  auto plan = [&](std::vector<std::string> h, std::vector<std::string> p) {
+    // i0[p3,p4,h1,h2] += t[p3,p5,h1,h6] * i1[h6,p4,h2,p5], as in paper 004's CCD.
+    return ContractionPlan({oovv, {h[0], h[1], p[0], p[1]}, "C"},
+                           {oovv, {h[0], h[3], p[0], p[2]}, "T"},
+                           {ovvo, {h[3], p[1], p[2], h[1]}, "I"}, PlanLayout::inspector, model, 1);
+  };
+  const ContractionPlan letters = plan({"i", "j", "_", "m"}, {"a", "b", "e"});
+  const ContractionPlan words = plan({"h1", "h2", "_", "h6"}, {"p3", "p4", "p5"});
+  EXPECT_EQ(words.expression(), "C[h1,h2,p3,p4] += T[h1,h6,p3,p5] * I[h6,p4,p5,h2]");
+  ASSERT_EQ(words.products().size(), letters.products().size());
+  for (std::size_t k = 0; k < words.products().size(); ++k) {
+    EXPECT_EQ(words.products()[k].a_slot, letters.products()[k].a_slot);
+    EXPECT_EQ(words.products()[k].b_slot, letters.products()[k].b_slot);
+    EXPECT_EQ(words.products()[k].scale, letters.products()[k].scale);
+  }
+  EXPECT_EQ(words.estimated_seconds(), letters.estimated_seconds());
+}
+
+TEST(Contract, EachLabelFaultIsNamed) {
+  auto o = space(6, 2, 1), v = space(8, 4, 1);
+  auto oo = shape({o, o}), ov = shape({o, v});
+  const CostModel model;
+  struct Case {
+    Operand c, a, b;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{ov, {"i", "a"}, "C"}, {oo, {"i", "j"}, "A"}, {ov, {"j"}, "B"}, "B[j] gives 1 labels"},
+      {{ov, {"i", "a"}, "C"}, {nullptr, {"i", "j"}, "A"}, {ov, {"j", "a"}, "B"}, "has no tensor"},
+      {{ov, {"i", "a"}, "C"}, {oo, {"i", ""}, "A"}, {ov, {"", "a"}, "B"}, "an empty label"},
+      {{ov, {"i", "a"}, "C"}, {oo, {"j", "j"}, "A"}, {ov, {"j", "a"}, "B"}, "label 'j' twice"},
+      {{ov, {"kl", "a"}, "C"}, {oo, {"kl", "kl"}, "A"}, {ov, {"kl", "a"}, "B"}, "'kl' twice"},
+      {{ov, {"i", "a"}, "C"},
+       {oo, {"k", "j"}, "A"},
+       {ov, {"j", "a"}, "B"},
+       "'i' of C[i,a] appears"},
+      {{oo, {"i", "j"}, "C"}, {oo, {"i", "k"}, "A"}, {oo, {"k", "i"}, "B"}, "batched (Hadamard)"},
+      {{ov, {"i", "a"}, "C"},
+       {oo, {"i", "j"}, "A"},
+       {ov, {"k", "a"}, "B"},
+       "'j' of A[i,j] appears"},
+      {{ov, {"i", "a"}, "C"}, {ov, {"i", "j"}, "A"}, {ov, {"j", "a"}, "B"}, "label 'j' has space"},
+      {{ov, {"i", "a"}, "C"}, {oo, {"a", "j"}, "A"}, {ov, {"j", "i"}, "B"}, "label 'i' has space"},
+  };
+  for (const Case& k : cases) {
+    try {
+      ContractionPlan(k.c, k.a, k.b, PlanLayout::inspector, model, 1);
+      FAIL() << "accepted, expected: " << k.says;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(k.says), std::string::npos) << e.what();
+    }
   }
 }
 
