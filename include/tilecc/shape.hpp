@@ -89,6 +89,10 @@ class BlockShape {
   /** Starts loading the block index (stored_at's table) into cache when it is small enough to
    *  stay there: the inspector calls it before its walk. */
   void prefetch_locator() const;
+  /** The same for every table the inspector reads: the block index and the blocks' tiles,
+   *  extents, sizes and extent-1 patterns. A batch of plans calls it for the next plan's
+   *  operands while it builds one. */
+  void prefetch_inspected() const;
   /** True when `tiles` is the smallest tuple of its orbit. */
   bool is_canonical(const tile_t* tiles) const;
 
