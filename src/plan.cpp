@@ -380,16 +380,16 @@ class ContractionPlan::Prices {
 struct ContractionPlan::LabelIds {
   static constexpr int most = 3 * max_rank;  // distinct labels of three operands
   Ids c, a, b;
-  // Bit id set: the operand carries label id, at position c_at[id] (a_at, b_at), else -1.
+  // Bit id set: the operand carries label id. A carries it at position a_at[id], B at b_at[id],
+  // else -1; on valid input C carries label id at position id.
   std::uint32_t c_set = 0, a_set = 0, b_set = 0;
-  std::array<std::int8_t, most> c_at, a_at, b_at;
+  std::array<std::int8_t, most> a_at, b_at;
   int count = 0;      // distinct labels
   bool clean = true;  // no operand has an empty label or one label twice
 
   /** Each operand's labels, one per index (the caller has checked their number). Most labels
    *  are one letter, found by that letter; longer ones by comparison with those met before. */
   LabelIds(const Operand& oc, const Operand& oa, const Operand& ob) {
-    c_at.fill(-1);
     a_at.fill(-1);
     b_at.fill(-1);
     std::array<std::int8_t, 256> by_letter;
@@ -409,19 +409,21 @@ struct ContractionPlan::LabelIds {
       longer[static_cast<std::size_t>(count)] = &l;
       return count++;
     };
-    auto add = [&](const Operand& op, Ids& ids, std::uint32_t& set,
-                   std::array<std::int8_t, most>& at) {
+    auto add = [&](const Operand& op, Ids& ids, std::uint32_t& set) {
       for (const std::string& l : op.labels) {
         const int id = id_of(l);
         clean = clean && (set >> id & 1u) == 0;
         set |= 1u << id;
-        at[static_cast<std::size_t>(id)] = static_cast<std::int8_t>(ids.size());
         ids.push_back(id);
       }
     };
-    add(oc, c, c_set, c_at);
-    add(oa, a, a_set, a_at);
-    add(ob, b, b_set, b_at);
+    add(oc, c, c_set);
+    add(oa, a, a_set);
+    add(ob, b, b_set);
+    for (int p = 0; p < a.size(); ++p)
+      a_at[static_cast<std::size_t>(a[p])] = static_cast<std::int8_t>(p);
+    for (int p = 0; p < b.size(); ++p)
+      b_at[static_cast<std::size_t>(b[p])] = static_cast<std::int8_t>(p);
   }
   /** Each output label in exactly one operand and every other label in both. */
   bool valid() const {
