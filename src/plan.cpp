@@ -379,6 +379,7 @@ class ContractionPlan::Prices {
 // valid input C's labels are then 0..nc-1 by position and the summed ones follow in A's order.
 struct ContractionPlan::LabelIds {
   static constexpr int most = 3 * max_rank;  // distinct labels of three operands
+  static_assert(most <= 32, "a label id must fit the 32-bit sets below");
   Ids c, a, b;
   // Bit id set: the operand carries label id. A carries it at position a_at[id], B at b_at[id],
   // else -1; on valid input C carries label id at position id.
