@@ -133,10 +133,12 @@ class PermutePricer {
         return general(rank, given);
       const Form& f = forms_[long_axes];
       extent_t inner = 1, outer = 1;  // elements in the innermost fused axis, and outside it
+      // Masks rather than choices: which axes are inner changes from block to block, so the
+      // branches a choice compiles to are often mispredicted.
       for (int p = 0; p < rank; ++p) {
-        const bool in = (f.inner_axes >> p & 1u) != 0;
-        inner *= in ? given[p] : 1;
-        outer *= in ? 1 : given[p];
+        const extent_t in = -static_cast<extent_t>(f.inner_axes >> p & 1u);  // all ones or zero
+        inner *= 1 + ((given[p] - 1) & in);
+        outer *= 1 + ((given[p] - 1) & ~in);
       }
       const extent_t loops = f.fused ? kernels::inner_loops(f.runs, outer, inner) : 1;
       return model_->permute_seconds(PermuteShape{f.kind, elements, loops});
