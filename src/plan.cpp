@@ -244,7 +244,7 @@ std::uint64_t b_layout_key(const ContractionPlan::Recipe& r, int b_rank) {
 
 // A unit's hash of its B reads, `h`, extended by one product's: its B block, the layout it is
 // read in (b_layout_key, spread by b_layout_bits) and its summed extent. One multiply per product,
-// in the walk. It hashes what group_by_b_reads compares exactly (with the unit's n): change the two
+// in the walk. It hashes what StackingGrouper compares exactly (with the unit's n): change the two
 // together.
 std::uint64_t mix_b_read(std::uint64_t h, slot_t b_slot, std::uint64_t b_layout_bits, extent_t k) {
   const std::uint64_t v =
@@ -498,6 +498,80 @@ void ContractionPlan::report_label_fault() const {
   throw InputError(detail::concat("the labels of ", expression(), " do not form a contraction."));
 }
 
+class ContractionPlan::StackingGrouper {
+ public:
+  /** Room for up to `most_units` units; the groups and the work's temporaries live in `memory`. */
+  StackingGrouper(std::size_t most_units, std::pmr::memory_resource* memory)
+      : table_(memory), group_hash_(memory), group_of_(memory), leads_(memory) {
+    std::size_t size = 1;
+    while (size < 2 * most_units) size *= 2;
+    table_.assign(size, -1);
+    group_hash_.reserve(most_units);
+    group_of_.reserve(most_units);
+    leads_.reserve(most_units);
+  }
+  /** Puts the newest unit, units.back(), in the first group whose lead reads B as it does, or in
+   *  a group of its own. `b_layouts`: per recipe, how it reads B blocks. Called by the walk as it
+   *  makes each unit, while the unit and its products are still in cache. */
+  void join(const ContractionPlan& plan, std::span<const Unit> units,
+            std::span<const std::uint64_t> b_layouts) {
+    const Unit& un = units.back();
+    const std::uint64_t h = un.b_reads;
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t slot = (h * 0x9E3779B97F4A7C15ULL) >> 32 & mask;; slot = (slot + 1) & mask) {
+      const std::int64_t g = table_[slot];
+      if (g < 0) {
+        table_[slot] = static_cast<std::int64_t>(leads_.size());
+        group_of_.push_back(leads_.size());
+        leads_.push_back(units.size() - 1);
+        group_hash_.push_back(h);
+        return;
+      }
+      const auto gu = static_cast<std::size_t>(g);
+      if (group_hash_[gu] == h && same_b_reads(plan, units[leads_[gu]], un, b_layouts)) {
+        group_of_.push_back(gu);
+        return;
+      }
+    }
+  }
+  /** The units joined so far, laid out group by group, groups in order of their first unit and
+   *  units in their order within a group. */
+  StackingGroups groups(std::pmr::memory_resource* memory) const {
+    StackingGroups out{std::pmr::vector<std::size_t>(memory),
+                       std::pmr::vector<std::size_t>(memory)};
+    out.starts.assign(leads_.size() + 1, 0);
+    for (std::size_t g : group_of_) ++out.starts[g + 1];
+    std::partial_sum(out.starts.begin(), out.starts.end(), out.starts.begin());
+    out.units.resize(group_of_.size());
+    std::pmr::vector<std::size_t> next(out.starts.begin(), out.starts.end() - 1, memory);
+    for (std::size_t i = 0; i < group_of_.size(); ++i) out.units[next[group_of_[i]]++] = i;
+    return out;
+  }
+
+ private:
+  // Units whose products read the same B blocks, laid out alike, in the same order can share
+  // GEMMs.
+  static bool same_b_reads(const ContractionPlan& plan, const Unit& x, const Unit& y,
+                           std::span<const std::uint64_t> b_layouts) {
+    const std::int64_t count = x.last - x.member.first;
+    if (x.n != y.n || count != y.last - y.member.first) return false;
+    for (std::int64_t p = 0; p < count; ++p) {
+      const Product& px = plan.products_[static_cast<std::size_t>(x.member.first + p)];
+      const Product& py = plan.products_[static_cast<std::size_t>(y.member.first + p)];
+      if (px.b_slot != py.b_slot || px.k != py.k ||
+          b_layouts[static_cast<std::size_t>(px.recipe)] !=
+              b_layouts[static_cast<std::size_t>(py.recipe)])
+        return false;
+    }
+    return true;
+  }
+  // Open addressing: each slot holds a group id (-1: empty), keyed by its lead's hash.
+  std::pmr::vector<std::int64_t> table_;
+  std::pmr::vector<std::uint64_t> group_hash_;  // per group, its lead's Unit::b_reads
+  std::pmr::vector<std::size_t> group_of_;      // per unit joined
+  std::pmr::vector<std::size_t> leads_;         // per group, the index of its first unit
+};
+
 void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
   const BlockShape& sc = *c_.shape;
   const BlockShape& sa = *a_.shape;
@@ -619,6 +693,9 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
   int list_irrep = -1;                        // when a unit's row irrep differs
   const auto blocks = static_cast<std::size_t>(sc.num_blocks());
   units.reserve(blocks);
+  // TCE's layout never stacks: only the inspector's groups its units.
+  std::optional<StackingGrouper> grouper;
+  if (layout_ == PlanLayout::inspector) grouper.emplace(blocks, memory);
   for (slot_t slot = 0; slot < sc.num_blocks(); ++slot) {
     const tile_t* tc = sc.block_tiles(slot);
     const std::int64_t first = num_products();
@@ -674,6 +751,7 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
     unit.flops =
         2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(summed_k);
     executed_flops_ += unit.flops;
+    if (grouper) grouper->join(*this, units, b_layouts);
   }
   // Give back the room reserve_ahead left unused, when it is more than the products themselves.
   if (products_.capacity() > 2 * products_.size()) products_.shrink_to_fit();
@@ -688,7 +766,7 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
     build_tce_loop(task_slots);
     return;
   }
-  const StackingGroups groups = group_by_b_reads(units, b_layouts, memory);
+  const StackingGroups groups = grouper->groups(memory);
   // Each unit becomes one member, of one task at most (slabs add more): room for them up front,
   // rather than vectors that reallocate and copy as they grow.
   members_.reserve(units.size());
@@ -698,69 +776,6 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
         units,
         std::span(groups.units).subspan(groups.starts[g], groups.starts[g + 1] - groups.starts[g]),
         prices);
-}
-
-ContractionPlan::StackingGroups ContractionPlan::group_by_b_reads(
-    std::span<const Unit> units, std::span<const std::uint64_t> b_layouts,
-    std::pmr::memory_resource* memory) const {
-  // Units whose products read the same B blocks, laid out alike, in the same order can share
-  // GEMMs. Groups keep the order of their first unit, and units their order in a group.
-  auto product = [&](std::int64_t p) -> const Product& {
-    return products_[static_cast<std::size_t>(p)];
-  };
-  auto same_b_reads = [&](const Unit& x, const Unit& y) {
-    if (x.n != y.n || x.last - x.member.first != y.last - y.member.first) return false;
-    for (std::int64_t p = 0; p < x.last - x.member.first; ++p) {
-      const Product& px = product(x.member.first + p);
-      const Product& py = product(y.member.first + p);
-      if (px.b_slot != py.b_slot || px.k != py.k ||
-          b_layouts[static_cast<std::size_t>(px.recipe)] !=
-              b_layouts[static_cast<std::size_t>(py.recipe)])
-        return false;
-    }
-    return true;
-  };
-  // Units in order: each joins the first group whose lead has its signature, found through an
-  // open-addressing table of group ids keyed by the signature's hash (compared exactly on a
-  // match), or starts a new one; groups are thus numbered by their first unit.
-  std::size_t table_size = 1;
-  while (table_size < 2 * units.size()) table_size *= 2;
-  std::pmr::vector<std::int64_t> table(table_size, -1, memory);
-  std::pmr::vector<std::uint64_t> group_hash(memory);
-  // leads: the first unit of each group.
-  std::pmr::vector<std::size_t> group_of(units.size(), memory), leads(memory);
-  group_hash.reserve(units.size());
-  leads.reserve(units.size());
-  for (std::size_t i = 0; i < units.size(); ++i) {
-    const Unit& un = units[i];
-    const std::uint64_t h = un.b_reads;
-    std::size_t slot = (h * 0x9E3779B97F4A7C15ULL) >> 32 & (table_size - 1);
-    for (;; slot = (slot + 1) & (table_size - 1)) {
-      const std::int64_t g = table[slot];
-      if (g < 0) {
-        table[slot] = static_cast<std::int64_t>(leads.size());
-        group_of[i] = leads.size();
-        leads.push_back(i);
-        group_hash.push_back(h);
-        break;
-      }
-      const auto gu = static_cast<std::size_t>(g);
-      if (group_hash[gu] == h && same_b_reads(units[leads[gu]], un)) {
-        group_of[i] = gu;
-        break;
-      }
-    }
-  }
-  // Lay units out group by group.
-  StackingGroups groups{std::pmr::vector<std::size_t>(memory),
-                        std::pmr::vector<std::size_t>(memory)};
-  groups.starts.assign(leads.size() + 1, 0);
-  for (std::size_t g : group_of) ++groups.starts[g + 1];
-  std::partial_sum(groups.starts.begin(), groups.starts.end(), groups.starts.begin());
-  groups.units.resize(units.size());
-  std::pmr::vector<std::size_t> next(groups.starts.begin(), groups.starts.end() - 1, memory);
-  for (std::size_t i = 0; i < units.size(); ++i) groups.units[next[group_of[i]]++] = i;
-  return groups;
 }
 
 void ContractionPlan::build_tce_loop(const std::vector<slot_t>& task_slots) {

@@ -221,7 +221,7 @@ class ContractionPlan {
     extent_t n = 1;
     std::int64_t last = 0;  ///< its products are [member.first, last)
     double flops = 0.0;
-    std::uint64_t b_reads = 0;  ///< hash of n and of how its products read B (group_by_b_reads)
+    std::uint64_t b_reads = 0;  ///< hash of n and of how its products read B (StackingGrouper)
   };
   /** The cost model, with the permutations of A's and B's stored blocks priced once per block
    *  and layout: many products of a plan read one block the same way. */
@@ -239,12 +239,9 @@ class ContractionPlan {
   struct StackingGroups {
     std::pmr::vector<std::size_t> units, starts;
   };
-  /** Units that read the same B blocks alike, grouped in order of first appearance, found by
-   *  Unit::b_reads (taken in build()'s walk) and compared exactly. `b_layouts`: per recipe, how
-   *  it reads B blocks; the groups and the work's temporaries live in `memory`. */
-  StackingGroups group_by_b_reads(std::span<const Unit> units,
-                                  std::span<const std::uint64_t> b_layouts,
-                                  std::pmr::memory_resource* memory) const;
+  /** Groups units that read the same B blocks alike, in order of first appearance, as build()'s
+   *  walk makes them: found by Unit::b_reads and compared exactly. */
+  class StackingGrouper;
   void stack(std::span<const Unit> units, std::span<const std::size_t> group, Prices& prices);
   /** Whether the model prices `count` units like `unit`, stacked into one task, below the same
    *  units run one by one. */
