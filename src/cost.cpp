@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <numeric>
 
 #include "tilecc/blas.hpp"
@@ -103,7 +104,11 @@ const PermutePricer::Form* PermutePricer::own_order_forms(int rank, const Axes& 
 }
 
 PermutePricer::PermutePricer(const CostModel& model, int rank, const Axes& axes, const Axes& from)
-    : model_(&model), axes_(axes), from_(from), price_(by_rank[static_cast<std::size_t>(rank)]) {
+    : model_(&model),
+      rank_(rank),
+      axes_(axes),
+      from_(from),
+      price_(by_rank[static_cast<std::size_t>(rank)]) {
   if (rank > patterned_rank) return;
   const Form* own = own_order_forms(rank, axes);
   const unsigned patterns = 1u << rank;
@@ -122,6 +127,65 @@ PermutePricer::PermutePricer(const CostModel& model, int rank, const Axes& axes,
       inner_axes |= (f.inner_axes >> k & 1u) << from_[static_cast<std::size_t>(k)];
     f.inner_axes = inner_axes;
     forms_[pattern] = f;
+  }
+}
+
+template <int rank>
+void PermutePricer::price_blocks_of_rank(std::int64_t count, const extent_t* extents,
+                                         const extent_t* sizes, const std::uint8_t* long_axes,
+                                         double* prices) const {
+  // price<rank> for every block, in doubles and selects so that the loop vectorises: the
+  // extents' products stay below 2^53, so they and the kernel's loop count are exact as doubles.
+  // Per pattern of extent-1 axes: the form's inner axes, its kind's seconds per element, and
+  // whether its loop count is the outer elements (runs), one per square row, or a single loop.
+  constexpr unsigned patterns = 1u << rank;
+  std::array<std::uint8_t, patterns> inner_axes{}, runs{}, fused{};
+  std::array<double, patterns> per_element{};
+  for (unsigned pattern = 0; pattern < patterns; ++pattern) {
+    const Form& f = forms_[pattern];
+    inner_axes[pattern] = static_cast<std::uint8_t>(f.inner_axes);
+    runs[pattern] = f.runs ? 1 : 0;
+    fused[pattern] = f.fused ? 1 : 0;
+    per_element[pattern] = model_->permute[1 + static_cast<std::size_t>(f.kind)];
+  }
+  const double fixed = model_->permute[0], per_loop = model_->permute[4];
+  const auto tile = static_cast<double>(kernels::transpose_tile);
+  for (std::int64_t s = 0; s < count; ++s) {
+    const unsigned pattern = long_axes[s];
+    const unsigned inner_mask = inner_axes[pattern];
+    double inner = 1.0, outer = 1.0;
+    for (int p = 0; p < rank; ++p) {
+      const auto e = static_cast<double>(extents[s * rank + p]);
+      const bool in = (inner_mask >> p & 1u) != 0;
+      inner *= in ? e : 1.0;
+      outer *= in ? 1.0 : e;
+    }
+    const double squares = outer * std::ceil(inner / tile);
+    const double loops = fused[pattern] != 0 ? (runs[pattern] != 0 ? outer : squares) : 1.0;
+    prices[s] = fixed + per_element[pattern] * static_cast<double>(sizes[s]) + per_loop * loops;
+  }
+  // Empty blocks, priced the general way (price<rank> does the same).
+  for (std::int64_t s = 0; s < count; ++s)
+    if (sizes[s] == 0) [[unlikely]]
+      prices[s] = general(rank, extents + s * rank);
+}
+
+void PermutePricer::price_blocks(std::int64_t count, const extent_t* extents, const extent_t* sizes,
+                                 const std::uint8_t* long_axes, double* prices) const {
+  static_assert(patterned_rank == 4, "a case for every patterned rank");
+  switch (rank_) {
+    case 0:
+      return price_blocks_of_rank<0>(count, extents, sizes, long_axes, prices);
+    case 1:
+      return price_blocks_of_rank<1>(count, extents, sizes, long_axes, prices);
+    case 2:
+      return price_blocks_of_rank<2>(count, extents, sizes, long_axes, prices);
+    case 3:
+      return price_blocks_of_rank<3>(count, extents, sizes, long_axes, prices);
+    case 4:
+      return price_blocks_of_rank<4>(count, extents, sizes, long_axes, prices);
+    default:  // as price<rank> does above patterned_rank
+      for (std::int64_t s = 0; s < count; ++s) prices[s] = general(rank_, extents + s * rank_);
   }
 }
 

@@ -281,8 +281,9 @@ double price_block(PermutePricer& price, const BlockShape& shape, slot_t slot) {
   return price(shape.block_extents(slot), shape.block_size(slot), shape.block_long_axes(slot));
 }
 
-// The seconds of permuting each stored block of one operand into each layout asked for, priced
-// on first use. Callers look a layout up once (layout()) and price blocks by its index.
+// The seconds of permuting each stored block of one operand into each layout asked for, every
+// block of a layout priced at once when a block is first asked for in it. Callers look a layout
+// up once (layout()) and price blocks by its index.
 class BlockPermutePrices {
  public:
   BlockPermutePrices(const CostModel& model, const BlockShape& shape,
@@ -300,10 +301,12 @@ class BlockPermutePrices {
   }
   double operator()(slot_t slot, int layout) {
     Layout& l = layouts_[static_cast<std::size_t>(layout)];
-    if (l.seconds.empty()) l.seconds.assign(static_cast<std::size_t>(shape_.num_blocks()), -1.0);
-    double& s = l.seconds[static_cast<std::size_t>(slot)];
-    if (s < 0.0) s = price_block(l.price, shape_, slot);
-    return s;
+    if (l.seconds.empty()) [[unlikely]] {
+      l.seconds.resize(static_cast<std::size_t>(shape_.num_blocks()));
+      l.price.price_blocks(shape_.num_blocks(), shape_.block_extents(0), shape_.all_block_sizes(),
+                           shape_.all_block_long_axes(), l.seconds.data());
+    }
+    return l.seconds[static_cast<std::size_t>(slot)];
   }
   /** A slab of the block, `width` indices of its axis `cut`. */
   double slab(slot_t slot, int layout, int cut, extent_t width) {
@@ -317,7 +320,7 @@ class BlockPermutePrices {
   struct Layout {
     std::uint64_t key;  // axes, as 8 bytes
     PermutePricer price;
-    std::pmr::vector<double> seconds;  // per slot, -1 until priced; allocated at the first price
+    std::pmr::vector<double> seconds;  // per slot; empty until a block is first asked for
   };
   const CostModel& model_;
   const BlockShape& shape_;

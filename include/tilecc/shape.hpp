@@ -111,6 +111,10 @@ class BlockShape {
   /** Bit k set: stored block s has more than one index on axis k (with block_size(s), what
    *  PermutePricer prices a block by). */
   unsigned block_long_axes(slot_t s) const { return long_axes_[static_cast<std::size_t>(s)]; }
+  /** block_size and block_long_axes of every stored block, by slot: a pricer goes over them all
+   *  at once (PermutePricer::price_blocks). */
+  const extent_t* all_block_sizes() const { return sizes_.data(); }
+  const std::uint8_t* all_block_long_axes() const { return long_axes_.data(); }
   /** Number of distinct blocks in the orbit of stored block s (|G| / |stabiliser|). */
   int orbit_size(slot_t s) const { return orbit_sizes_[static_cast<std::size_t>(s)]; }
 

@@ -3,7 +3,8 @@
 //  - PermutePricer against CostModel::permute_seconds: the same seconds, to the last bit, for
 //    random blocks of every rank, with extent-1 axes in every pattern and empty blocks, many blocks
 //    per pricer so that each meets several patterns, their extents given in the block's order or
-//    in a random other one, with their size and pattern worked out or told;
+//    in a random other one, with their size and pattern worked out or told; and every block of a
+//    shape priced at once (price_blocks), to within 4 units in the last place;
 //  - gemm_seconds_per_call against gemm_seconds: what one GEMM of c m rows saves over c GEMMs of
 //    m rows;
 //  - both for several GEMMs at once against the same GEMMs priced one by one.
@@ -11,6 +12,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "test_random.hpp"
 #include "tilecc/cost.hpp"
@@ -48,6 +50,43 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
       }
       const double priced = block % 2 == 0 ? price(given) : price(given, elements, long_axes);
       ASSERT_EQ(priced, expected) << "layout " << layout << " block " << block;
+    }
+  }
+}
+
+TEST(PermutePricer, PricesAllBlocksAtOnceLikeOneByOne) {
+  TestRandom random;
+  CostModel model;
+  model.permute = {1e-7, 1.5e-9, 2e-9, 2.5e-9, 7e-9};  // every term counts
+  for (int layout = 0; layout < 300; ++layout) {
+    const int rank = random.pick(0, 6);
+    const Axes axes = random.axes(rank);
+    const PermutePricer price(model, rank, axes);
+    // A shape's blocks as BlockShape keeps them: extents block by block, sizes, patterns.
+    const int blocks = random.pick(0, 60);
+    std::vector<extent_t> extents, sizes;
+    std::vector<std::uint8_t> long_axes;
+    for (int block = 0; block < blocks; ++block) {
+      extent_t elements = 1;
+      unsigned pattern = 0;
+      for (int k = 0; k < rank; ++k) {
+        const int kind = random.pick(0, 20);
+        extents.push_back(kind == 0 ? 0 : kind < 8 ? 1 : random.pick(2, 40));
+        elements *= extents.back();
+        if (extents.back() != 1) pattern |= 1u << k;
+      }
+      sizes.push_back(elements);
+      long_axes.push_back(static_cast<std::uint8_t>(pattern));
+    }
+    std::vector<double> prices(static_cast<std::size_t>(blocks), -1.0);
+    price.price_blocks(blocks, extents.data(), sizes.data(), long_axes.data(), prices.data());
+    for (int block = 0; block < blocks; ++block) {
+      const double expected = model.permute_seconds(
+          rank, extents.data() + static_cast<std::ptrdiff_t>(block) * rank, axes);
+      // To within 4 units in the last place: the compiler may fuse the multiply-adds of the
+      // one-pass loop differently from CostModel's.
+      ASSERT_DOUBLE_EQ(prices[static_cast<std::size_t>(block)], expected)
+          << "layout " << layout << " block " << block;
     }
   }
 }
