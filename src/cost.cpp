@@ -134,8 +134,10 @@ template <int rank>
 void PermutePricer::price_blocks_of_rank(std::int64_t count, const extent_t* extents,
                                          const extent_t* sizes, const std::uint8_t* long_axes,
                                          double* prices) const {
-  // price<rank> for every block, in doubles and selects so that the loop vectorises: the
-  // extents' products stay below 2^53, so they and the kernel's loop count are exact as doubles.
+  // price<rank> for every block, in doubles: the extents' products stay below 2^53, so they and
+  // the kernel's loop count are exact as doubles. (The same in integers with masks for the
+  // choices, as price<rank> does, ran slower here: in slot order the patterns of a shape's
+  // blocks predict well, so the branches cost little.)
   // Per pattern of extent-1 axes: the form's inner axes, its kind's seconds per element, and
   // whether its loop count is the outer elements (runs), one per square row, or a single loop.
   constexpr unsigned patterns = 1u << rank;

@@ -94,8 +94,8 @@ class PermutePricer {
   /** The price of each of `count` blocks at once, blocks given in their own axis order (a pricer
    *  made without `from`): block s has extents extents[s * rank ..], `sizes[s]` elements and
    *  extent-1 pattern `long_axes[s]`, as BlockShape keeps them. One pass over a shape's blocks,
-   *  with no branch per block, costs less than pricing the blocks a plan reads one call at a
-   *  time. */
+   *  with no call or memo test per block, costs less than pricing the blocks a plan reads one
+   *  call at a time, though a plan reads only some of them. */
   void price_blocks(std::int64_t count, const extent_t* extents, const extent_t* sizes,
                     const std::uint8_t* long_axes, double* prices) const;
 
