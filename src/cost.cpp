@@ -134,37 +134,23 @@ template <int rank>
 void PermutePricer::price_blocks_of_rank(std::int64_t count, const extent_t* extents,
                                          const extent_t* sizes, const std::uint8_t* long_axes,
                                          double* prices) const {
-  // price<rank> for every block, in doubles: the extents' products stay below 2^53, so they and
-  // the kernel's loop count are exact as doubles. (The same in integers with masks for the
-  // choices, as price<rank> does, ran slower here: in slot order the patterns of a shape's
-  // blocks predict well, so the branches cost little.)
-  // Per pattern of extent-1 axes: the form's inner axes, its kind's seconds per element, and
-  // whether its loop count is the outer elements (runs), one per square row, or a single loop.
-  constexpr unsigned patterns = 1u << rank;
-  std::array<std::uint8_t, patterns> inner_axes{}, runs{}, fused{};
-  std::array<double, patterns> per_element{};
-  for (unsigned pattern = 0; pattern < patterns; ++pattern) {
-    const Form& f = forms_[pattern];
-    inner_axes[pattern] = static_cast<std::uint8_t>(f.inner_axes);
-    runs[pattern] = f.runs ? 1 : 0;
-    fused[pattern] = f.fused ? 1 : 0;
-    per_element[pattern] = model_->permute[1 + static_cast<std::size_t>(f.kind)];
-  }
-  const double fixed = model_->permute[0], per_loop = model_->permute[4];
-  const auto tile = static_cast<double>(kernels::transpose_tile);
+  // price<rank> for every block, with the products of extents taken in doubles (exact: they stay
+  // below 2^53) and its choices as selects. (Calling price<rank> per block, its choices as
+  // integer masks, ran slower here: in slot order the patterns of a shape's blocks predict well,
+  // so the branches cost little.)
   for (std::int64_t s = 0; s < count; ++s) {
-    const unsigned pattern = long_axes[s];
-    const unsigned inner_mask = inner_axes[pattern];
+    const Form& f = forms_[long_axes[s]];
     double inner = 1.0, outer = 1.0;
     for (int p = 0; p < rank; ++p) {
       const auto e = static_cast<double>(extents[s * rank + p]);
-      const bool in = (inner_mask >> p & 1u) != 0;
+      const bool in = (f.inner_axes >> p & 1u) != 0;
       inner *= in ? e : 1.0;
       outer *= in ? 1.0 : e;
     }
-    const double squares = outer * std::ceil(inner / tile);
-    const double loops = fused[pattern] != 0 ? (runs[pattern] != 0 ? outer : squares) : 1.0;
-    prices[s] = fixed + per_element[pattern] * static_cast<double>(sizes[s]) + per_loop * loops;
+    const extent_t loops = f.fused ? kernels::inner_loops(f.runs, static_cast<extent_t>(outer),
+                                                          static_cast<extent_t>(inner))
+                                   : 1;
+    prices[s] = model_->permute_seconds(PermuteShape{f.kind, sizes[s], loops});
   }
   // Empty blocks, priced the general way (price<rank> does the same).
   for (std::int64_t s = 0; s < count; ++s)
