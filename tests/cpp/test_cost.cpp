@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "test_random.hpp"
@@ -20,10 +21,33 @@
 namespace tilecc {
 namespace {
 
+// A permutation model whose every term counts.
+CostModel permute_model() {
+  CostModel model;
+  model.permute = {1e-7, 1.5e-9, 2e-9, 2.5e-9, 7e-9};
+  return model;
+}
+
+// An extent as blocks have them: now and then 0 (an empty block), often 1, else 2 to 40.
+extent_t random_extent(TestRandom& random) {
+  const int kind = random.pick(0, 20);
+  return kind == 0 ? 0 : kind < 8 ? 1 : random.pick(2, 40);
+}
+
+// A block's element count and pattern of extent-1 axes (bit k set: extents[k] is not 1).
+std::pair<extent_t, unsigned> size_and_pattern(int rank, const extent_t* extents) {
+  extent_t elements = 1;
+  unsigned pattern = 0;
+  for (int k = 0; k < rank; ++k) {
+    elements *= extents[k];
+    if (extents[k] != 1) pattern |= 1u << k;
+  }
+  return {elements, pattern};
+}
+
 TEST(PermutePricer, PricesLikeTheCostModel) {
   TestRandom random;
-  CostModel model;
-  model.permute = {1e-7, 1.5e-9, 2e-9, 2.5e-9, 7e-9};  // every term counts
+  const CostModel model = permute_model();
   for (int layout = 0; layout < 300; ++layout) {
     const int rank = random.pick(0, 6);
     const Axes axes = random.axes(rank);
@@ -35,19 +59,11 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
         reordered ? PermutePricer(model, rank, axes, from) : PermutePricer(model, rank, axes);
     for (int block = 0; block < 40; ++block) {
       extent_t given[max_rank], extents[max_rank];
-      for (int k = 0; k < rank; ++k) {
-        const int kind = random.pick(0, 20);
-        given[k] = kind == 0 ? 0 : kind < 8 ? 1 : random.pick(2, 40);
-      }
+      for (int k = 0; k < rank; ++k) given[k] = random_extent(random);
       for (int k = 0; k < rank; ++k) extents[k] = given[from[static_cast<std::size_t>(k)]];
       const double expected = model.permute_seconds(rank, extents, axes);
       // Priced from the extents alone, and with their product and pattern told, in turn.
-      extent_t elements = 1;
-      unsigned long_axes = 0;
-      for (int k = 0; k < rank; ++k) {
-        elements *= given[k];
-        if (given[k] != 1) long_axes |= 1u << k;
-      }
+      const auto [elements, long_axes] = size_and_pattern(rank, given);
       const double priced = block % 2 == 0 ? price(given) : price(given, elements, long_axes);
       ASSERT_EQ(priced, expected) << "layout " << layout << " block " << block;
     }
@@ -56,8 +72,7 @@ TEST(PermutePricer, PricesLikeTheCostModel) {
 
 TEST(PermutePricer, PricesAllBlocksAtOnceLikeOneByOne) {
   TestRandom random;
-  CostModel model;
-  model.permute = {1e-7, 1.5e-9, 2e-9, 2.5e-9, 7e-9};  // every term counts
+  const CostModel model = permute_model();
   for (int layout = 0; layout < 300; ++layout) {
     const int rank = random.pick(0, 6);
     const Axes axes = random.axes(rank);
@@ -67,14 +82,9 @@ TEST(PermutePricer, PricesAllBlocksAtOnceLikeOneByOne) {
     std::vector<extent_t> extents, sizes;
     std::vector<std::uint8_t> long_axes;
     for (int block = 0; block < blocks; ++block) {
-      extent_t elements = 1;
-      unsigned pattern = 0;
-      for (int k = 0; k < rank; ++k) {
-        const int kind = random.pick(0, 20);
-        extents.push_back(kind == 0 ? 0 : kind < 8 ? 1 : random.pick(2, 40));
-        elements *= extents.back();
-        if (extents.back() != 1) pattern |= 1u << k;
-      }
+      for (int k = 0; k < rank; ++k) extents.push_back(random_extent(random));
+      const auto [elements, pattern] =
+          size_and_pattern(rank, extents.data() + static_cast<std::ptrdiff_t>(block) * rank);
       sizes.push_back(elements);
       long_axes.push_back(static_cast<std::uint8_t>(pattern));
     }
