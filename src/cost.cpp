@@ -148,8 +148,9 @@ std::int64_t PermutePricer::price_rank4_blocks_avx512(std::int64_t count, const 
   // products stay below 2^53), where GCC leaves the scalar loop scalar. Each pattern's form
   // takes 4 bits of two words, found by a shift rather than a table lookup per block: its inner
   // axes in one, and whether it is fused, whether it copies runs, and its kind in the other.
+  static_assert(patterned_rank == 4, "4 bits for each of the 16 patterns of rank 4 fill a word");
   std::uint64_t inner_words = 0, form_words = 0;
-  for (unsigned pattern = 0; pattern < 16; ++pattern) {
+  for (unsigned pattern = 0; pattern < forms_.size(); ++pattern) {
     const Form& f = forms_[pattern];
     inner_words |= std::uint64_t{f.inner_axes} << (4 * pattern);
     form_words |=
