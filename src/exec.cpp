@@ -289,8 +289,8 @@ void Executor::wake() {
 
 void Executor::for_each(std::int64_t count,
                         const std::function<void(std::int64_t item, int worker)>& item) {
-  if (count <= 1) {  // not worth waking the pool for
-    if (count == 1) item(0, 0);
+  if (count <= 1 || threads_ == 1) {  // no pool to wake, or not worth waking it for
+    for (std::int64_t i = 0; i < count; ++i) item(i, 0);
     return;
   }
   // Each worker takes the items of its own contiguous share in order and then, its share done,

@@ -99,11 +99,11 @@ class Executor {
   /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
    *  the parallelism is inside each GEMM. */
   RunStats run_with_threaded_blas(const TaskPool& pool, const Body& body);
-  /** Run item(i, worker) for every i in [0, count) on the workers (a single item runs on the
-   *  calling thread): for work that is not a plan's tasks (no policy, no timeline), such as
-   *  building plans. Each worker runs the items of its own contiguous share of [0, count) in
-   *  order, then helps with the largest share left, from its end. The first exception an item
-   *  throws stops the others and is rethrown here. */
+  /** Run item(i, worker) for every i in [0, count) on the workers (a single item, or every item
+   *  of a one-worker executor, runs on the calling thread, in order): for work that is not a
+   *  plan's tasks (no policy, no timeline), such as building plans. Each worker runs the items
+   *  of its own contiguous share of [0, count) in order, then helps with the largest share left,
+   *  from its end. The first exception an item throws stops the others and is rethrown here. */
   void for_each(std::int64_t count, const std::function<void(std::int64_t item, int worker)>& item);
   /** Wake the sleeping workers to spin, for up to spin_seconds, for the next run or for_each: a
    *  sleeping worker takes tens of microseconds to start (more on a virtual machine), which the
