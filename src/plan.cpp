@@ -460,8 +460,6 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
   for (int p = 0; p < labels.a.size(); ++p)
     if (const int pb = labels.b_at[static_cast<std::size_t>(labels.a[p])]; pb >= 0)
       detail::check_same_space(a_.labels[static_cast<std::size_t>(p)], a_, p, b_, pb);
-  a_.shape->prefetch_locator();
-  b_.shape->prefetch_locator();
   Prices prices(model, *a_.shape, *b_.shape);
   build(labels, prices);
   account_tasks(prices);

@@ -208,14 +208,10 @@ void prefetch_elements(const std::vector<T>& v) {
 
 }  // namespace
 
-void BlockShape::prefetch_locator() const {
-  // The walk looks entries up in a scattered order, and a plan is mostly built between
-  // contractions that have evicted the table: each lookup would then wait a full memory latency.
-  // Read in order, the lines arrive at memory bandwidth.
-  prefetch_elements(locator_);
-}
-
 void BlockShape::prefetch_inspected() const {
+  // The walk looks block index entries up in a scattered order, and a plan is mostly built between
+  // contractions that have evicted the tables: each lookup would then wait a full memory latency.
+  // Read in order, the lines arrive at memory bandwidth.
   prefetch_elements(locator_);
   prefetch_elements(tiles_);
   prefetch_elements(extents_);

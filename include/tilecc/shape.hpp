@@ -86,12 +86,10 @@ class BlockShape {
     return id;
   }
   block_id_t grid_stride(int k) const { return strides_[static_cast<std::size_t>(k)]; }
-  /** Starts loading the block index (stored_at's table) into cache when it is small enough to
-   *  stay there: the inspector calls it before its walk. */
-  void prefetch_locator() const;
-  /** The same for every table the inspector reads: the block index and the blocks' tiles,
-   *  extents, sizes and extent-1 patterns. A batch of plans calls it for the next plan's
-   *  operands while it builds one. */
+  /** Starts loading every table the inspector reads into cache, each when it is small enough to
+   *  stay there: the block index (stored_at's table) and the blocks' tiles, extents, sizes and
+   *  extent-1 patterns. A batch of plans calls it for the next plan's operands while it builds
+   *  one. */
   void prefetch_inspected() const;
   /** True when `tiles` is the smallest tuple of its orbit. */
   bool is_canonical(const tile_t* tiles) const;
