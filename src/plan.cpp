@@ -1037,6 +1037,12 @@ void ContractionPlan::account_tasks(Prices& prices) {
 
 void ContractionPlan::correct(const ModelCorrection& correction) {
   correction_ = correction;
+  // A context corrects every plan again before each run: a copy of the predictions made at build
+  // time was only overwritten there, and cost an allocation per plan in the inspector.
+  if (correction.scale == 1.0 && correction.overhead == 0.0) {
+    estimated_.clear();
+    return;
+  }
   estimated_.resize(modelled_.size());
   for (std::size_t t = 0; t < modelled_.size(); ++t)
     estimated_[t] = correction.scale * modelled_[t] + correction.overhead;
@@ -1050,13 +1056,14 @@ void ContractionPlan::record_measured(std::span<const double> seconds) {
 
 std::span<const double> ContractionPlan::costs(bool refine) const {
   return refine && !measured_.empty() ? std::span<const double>(measured_)
-                                      : std::span<const double>(estimated_);
+                                      : std::span<const double>(estimated_seconds());
 }
 
 ModelError ContractionPlan::model_error() const {
   std::vector<double> errors;
+  const std::vector<double>& estimated = estimated_seconds();
   for (std::size_t t = 0; t < measured_.size(); ++t)
-    if (measured_[t] > 0.0) errors.push_back(std::abs(estimated_[t] - measured_[t]) / measured_[t]);
+    if (measured_[t] > 0.0) errors.push_back(std::abs(estimated[t] - measured_[t]) / measured_[t]);
   ModelError e;
   e.tasks = static_cast<std::int64_t>(errors.size());
   if (errors.empty()) return e;
@@ -1080,7 +1087,7 @@ std::string ContractionPlan::summary() const {
                     : output_ == Output::transposed ? "transposed"
                                                     : "buffered";
   double predicted = 0.0;
-  for (double s : estimated_) predicted += s;
+  for (double s : estimated_seconds()) predicted += s;
   std::snprintf(buf, sizeof buf,
                 "%s: %zu %stasks (%zu loop tuples), %lld products, %.3g of %.3g dense "
                 "flops (%.1f%%), %lld operand permutations, output %s, scratch %.2f MiB/worker, "

@@ -154,12 +154,16 @@ class ContractionPlan {
   const std::vector<task_id_t>& loop() const { return loop_; }
 
   /** Seconds predicted for each task, in the order of tasks(): the model's, corrected. */
-  const std::vector<double>& estimated_seconds() const { return estimated_; }
+  const std::vector<double>& estimated_seconds() const {
+    return estimated_.empty() ? modelled_ : estimated_;
+  }
   /** The cost model's own predictions, before correction. */
   const std::vector<double>& modelled_seconds() const { return modelled_; }
   /** Predict every task's time again with another model (keeping the correction). */
   void estimate(const CostModel& model);
-  /** Correct the model's predictions by what measured runs showed it misses. */
+  /** Correct the model's predictions by what measured runs showed it misses. While the correction
+   *  is the identity (as it is when a plan is built) the estimates are the model's predictions
+   *  themselves, not a copy of them. */
   void correct(const ModelCorrection& correction);
   /** Measured seconds of each task in the last execution (empty before the first). */
   const std::vector<double>& measured_seconds() const { return measured_; }
