@@ -349,10 +349,7 @@ class ContractionPlan::Prices {
    *  the extents of its block of C (ContractionPlan::c_extents). */
   PermutePricer& output(const ContractionPlan& plan) {
     if (!output_) {
-      Axes r_from_c{};  // R's axis q is C's axis r_positions_[q]
-      for (std::size_t q = 0; q < plan.r_positions_.size(); ++q)
-        r_from_c[q] = static_cast<std::int8_t>(plan.r_positions_[q]);
-      output_.emplace(model, plan.c_.shape->rank(), plan.output_axes_, r_from_c);
+      output_.emplace(model, plan.c_.shape->rank(), plan.output_axes_, plan.r_positions_);
     }
     return *output_;
   }
@@ -598,7 +595,8 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
   } else {
     output_ = Output::buffered;
   }
-  r_positions_.assign(r_labels.begin(), r_labels.end());  // a C label's id is its position
+  for (int q = 0; q < nc; ++q)  // a C label's id is its position
+    r_positions_[static_cast<std::size_t>(q)] = static_cast<std::int8_t>(r_labels[q]);
   output_axes_ = axes_between(r_labels, c_ids);
 
   // H: summed-label permutations realised by both operands. Opposite signs mean A*B sums to 0.
@@ -893,7 +891,7 @@ bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
     a_in_place = a_in_place && !r.a.permute;
     b_in_place = b_in_place && !r.b.permute;
   }
-  const auto nc = static_cast<int>(r_positions_.size());
+  const int nc = c_.shape->rank();
   const extent_t rows = row_labels_ > 0 ? slab_label_extent(unit.member.c_slot, Side::rows) : 1;
   const extent_t columns =
       row_labels_ < nc ? slab_label_extent(unit.member.c_slot, Side::columns) : 1;
@@ -948,7 +946,7 @@ int ContractionPlan::permuted_slab_axis(const Recipe& recipe, Side side, const T
   if (task.slab.side != side) return -1;
   if (side == Side::rows) return recipe.a.permute ? recipe.a.axes[0] : -1;
   // B permuted is [summed..., columns...]: its first column label follows the summed ones.
-  const int columns = static_cast<int>(r_positions_.size()) - row_labels_;
+  const int columns = c_.shape->rank() - row_labels_;
   return recipe.b.permute ? recipe.b.axes[static_cast<std::size_t>(b_.shape->rank() - columns)]
                           : -1;
 }
@@ -966,7 +964,8 @@ const extent_t* ContractionPlan::c_extents(slot_t c_slot, const Task& task,
 void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* extents) const {
   extent_t buffer[max_rank];
   const extent_t* c = c_extents(c_slot, task, buffer);
-  for (std::size_t q = 0; q < r_positions_.size(); ++q) extents[q] = c[r_positions_[q]];
+  for (int q = 0; q < c_.shape->rank(); ++q)
+    extents[q] = c[r_positions_[static_cast<std::size_t>(q)]];
 }
 
 void ContractionPlan::estimate(const CostModel& model) {

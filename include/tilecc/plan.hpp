@@ -187,8 +187,8 @@ class ContractionPlan {
   int row_labels() const { return row_labels_; }
   /** A block's rows-then-columns result R[M, N] is C = R.transpose(output_axes()). */
   const Axes& output_axes() const { return output_axes_; }
-  /** Position in C of each axis of R[M, N]. */
-  const std::vector<int>& output_positions() const { return r_positions_; }
+  /** Position in C of each axis of R[M, N] (C's rank of entries): output_axes() inverted. */
+  const Axes& output_positions() const { return r_positions_; }
 
   /** 2 * prod(label extents): the flops of the dense contraction without any symmetry. */
   double dense_flops() const { return dense_flops_; }
@@ -271,7 +271,7 @@ class ContractionPlan {
   ModelCorrection correction_;
   Output output_ = Output::direct;
   Axes output_axes_{};
-  std::vector<int> r_positions_;
+  Axes r_positions_{};
   double dense_flops_ = 0.0, executed_flops_ = 0.0, inspector_seconds_ = 0.0;
   bool zero_by_symmetry_ = false;
   int summed_symmetry_order_ = 1;
