@@ -853,21 +853,28 @@ void ContractionPlan::stack(std::span<const Unit> units, std::span<const std::si
       ++g;
       continue;
     }
-    Task task;
-    task.first_member = static_cast<std::int64_t>(members_.size());
-    task.products = products;
-    task.n = n;
+    const auto first_member = static_cast<std::int64_t>(members_.size());
+    extent_t rows = 0;
+    double flops = 0.0;
     do {
-      Member m = units[group[g]].member;
-      m.row_offset = task.rows;
-      task.rows += m.m;
-      task.flops += units[group[g]].flops;
-      members_.push_back(m);
+      const Unit& unit = units[group[g]];
+      members_.push_back(unit.member);
+      members_.back().row_offset = rows;
+      rows += unit.member.m;
+      flops += unit.flops;
       ++g;
-    } while (g < group.size() && task.rows < rows_per_task &&
-             task.flops + units[group[g]].flops <= most_flops);
+    } while (g < group.size() && rows < rows_per_task &&
+             flops + units[group[g]].flops <= most_flops);
+    // Written field by field into its place in tasks_: a local Task pushed at the end was copied
+    // by wide loads of fields just stored one by one, loads that had to wait for those stores (as
+    // a Unit in build()'s walk; likewise a Member given its row offset before it was pushed).
+    Task& task = tasks_.emplace_back();
+    task.first_member = first_member;
     task.last_member = static_cast<std::int64_t>(members_.size());
-    tasks_.push_back(task);
+    task.products = products;
+    task.rows = rows;
+    task.n = n;
+    task.flops = flops;
   }
 }
 
@@ -934,7 +941,7 @@ bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
                 std::floor(unit.flops / min_slab_flops), most_slabs}));
   if (slabs < 2) return false;
   for (extent_t s = 0; s < slabs; ++s) {
-    Task task;
+    Task& task = tasks_.emplace_back();  // written in place, as in stack()
     task.first_member = static_cast<std::int64_t>(members_.size());
     members_.push_back(unit.member);
     task.last_member = task.first_member + 1;
@@ -944,7 +951,6 @@ bool ContractionPlan::cut_into_slabs(const Unit& unit, double most_flops) {
     task.slab = Slab{side, s * extent / slabs, (s + 1) * extent / slabs};
     task.flops = unit.flops * static_cast<double>(task.slab.last - task.slab.first) /
                  static_cast<double>(extent);
-    tasks_.push_back(task);
   }
   return true;
 }
