@@ -1,10 +1,11 @@
 // Contractions through plan + executor against naive loops over the dense tensors (one generic
 // loop nest over every label value): the buffered output path at 1 and 2 threads, stacked tasks
 // and the model's say over stacking, and slabs of single blocks on every output layout; and the
-// plan's task prices against the same pricing written out afresh; batches of contractions
-// against the same contractions run one after another; plans built together on the workers
-// against plans built one by one; labels of several letters against one-letter labels, and each
-// fault of a contraction's labels against the sentence that names it.
+// plan's task prices against the same pricing written out afresh, and its corrected estimates
+// against the model's predictions scaled and shifted; batches of contractions against the same
+// contractions run one after another; plans built together on the workers against plans built
+// one by one; labels of several letters against one-letter labels, and each fault of a
+// contraction's labels against the sentence that names it.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -350,6 +351,29 @@ TEST(Contract, TasksArePricedAsTheWorkTheyDo) {
   EXPECT_TRUE(stacked);
   EXPECT_TRUE(slab);
   EXPECT_TRUE(two_layouts);
+}
+
+TEST(Contract, CorrectedEstimatesAreTheModelScaledAndShifted) {
+  // Each task's estimate is scale * modelled + overhead under the last correction given, and the
+  // model's own prediction under the identity: as built, and again after another correction.
+  auto o = space(12, 2, 2), v = space(8, 4, 2);
+  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
+  ContractionPlan plan({oovv, {"i", "j", "a", "b"}, "C"}, {oovv, {"i", "j", "c", "d"}, "T"},
+                       {vvvv, {"c", "d", "a", "b"}, "W"}, PlanLayout::inspector,
+                       measured_like_model(), 1);
+  const std::vector<double> modelled = plan.modelled_seconds();
+  ASSERT_FALSE(modelled.empty());
+  EXPECT_EQ(plan.estimated_seconds(), modelled);
+  const ModelCorrection learned{2.5, 3e-6};
+  plan.correct(learned);
+  ASSERT_EQ(plan.estimated_seconds().size(), modelled.size());
+  for (std::size_t t = 0; t < modelled.size(); ++t)
+    // To within 4 units in the last place: the compiler may fuse the multiply-add either way.
+    EXPECT_DOUBLE_EQ(plan.estimated_seconds()[t], learned.scale * modelled[t] + learned.overhead)
+        << "task " << t;
+  plan.correct(ModelCorrection{});
+  EXPECT_EQ(plan.estimated_seconds(), modelled);
+  EXPECT_EQ(plan.modelled_seconds(), modelled);
 }
 
 TEST(Contract, BatchMatchesItsContractionsOneAfterAnother) {
