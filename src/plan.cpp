@@ -710,6 +710,7 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
   SummedTuples tuples(summed_space, nk, h, &a_stride[static_cast<std::size_t>(nc)],
                       &b_stride[static_cast<std::size_t>(nc)], memory);
 
+  const BlockShape::BlockIndex a_index = sa.block_index(), b_index = sb.block_index();
   std::array<const Tile*, max_rank> c_tiles{};  // per C position, its space's tiles
   for (int p = 0; p < nc; ++p) c_tiles[static_cast<std::size_t>(p)] = sc.space(p).tiles().data();
   std::pmr::vector<Unit> units(memory);
@@ -749,9 +750,9 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
     }
     reserve_ahead(products_, list.size(), blocks - static_cast<std::size_t>(slot));
     for (const SummedTuples::Entry& e : list) {
-      const BlockShape::StoredAt at_a = sa.stored_at(a_base + e.a_offset);
+      const BlockShape::StoredAt at_a = a_index[a_base + e.a_offset];
       if (at_a.slot < 0) continue;  // spin or irreps make the A block zero
-      const BlockShape::StoredAt at_b = sb.stored_at(b_base + e.b_offset);
+      const BlockShape::StoredAt at_b = b_index[b_base + e.b_offset];
       if (at_b.slot < 0) continue;
       const Read& read = read_for(at_a.element, at_b.element);
       products_.emplace_back(static_cast<std::int32_t>(at_a.slot),

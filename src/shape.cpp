@@ -1,6 +1,8 @@
 #include "tilecc/shape.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 
 #include "tilecc/error.hpp"
 
@@ -14,6 +16,25 @@ bool lexicographically_less(const tile_t* a, const tile_t* b, int rank) {
   for (int k = 0; k < rank; ++k)
     if (a[k] != b[k]) return a[k] < b[k];
   return false;
+}
+
+// The orbits of the whole tile grid under `group`, by Burnside's lemma (the mean over elements of
+// the tuples each fixes): a bound on a shape's stored blocks, which allowed() only makes fewer. An
+// element fixes the tuples that are constant on each of its cycles, and a cycle's indices share
+// one space (the constructor checks it).
+std::int64_t grid_orbits(const std::vector<SpacePtr>& spaces, const PermutationGroup& group) {
+  std::int64_t fixed = 0;  // at most 8! * 2^27 < 2^63
+  for (const SymmetryElement& g : group.elements()) {
+    std::int64_t tuples = 1;
+    std::array<bool, max_rank> seen{};
+    for (std::size_t k = 0; k < spaces.size(); ++k) {
+      if (seen[k]) continue;
+      tuples *= spaces[k]->num_tiles();
+      for (auto j = k; !seen[j]; j = static_cast<std::size_t>(g.perm[j])) seen[j] = true;
+    }
+    fixed += tuples;
+  }
+  return fixed / static_cast<std::int64_t>(group.order());
 }
 
 }  // namespace
@@ -103,6 +124,15 @@ void BlockShape::enumerate_blocks() {
   TILECC_CHECK(tuples <= max_tile_tuples, "a tensor over ", space_names(), " has ", tuples,
                " tile tuples, more than the ", max_tile_tuples,
                " the block index holds; use larger tiles.");
+  // An index entry is a slot and an element in 31 bits: the element in element_bits_ of them.
+  element_bits_ = static_cast<int>(std::bit_width(group_.order() - 1));
+  element_mask_ = (std::int32_t{1} << element_bits_) - 1;
+  const std::int64_t most_blocks = grid_orbits(spaces_, group_);
+  const int slot_bits = static_cast<int>(
+      std::bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(most_blocks - 1, 0))));
+  TILECC_CHECK(slot_bits + element_bits_ <= 31, "a tensor over ", space_names(), " may have ",
+               most_blocks, " distinct blocks under its symmetry group of order ", group_.order(),
+               ", more than its block index can number; use larger tiles.");
   locator_.assign(static_cast<std::size_t>(tuples), -1);
   if (tuples == 0) return;
   TileTuple t{}, image{}, best{};
@@ -146,9 +176,10 @@ void BlockShape::enumerate_blocks() {
             (size + alignment_doubles - 1) / alignment_doubles * alignment_doubles;
         offsets_.push_back(offsets_.back() + padded);
       } else {
-        slot = locator_[block_id(best.data())] >> element_bits;
+        slot = locator_[block_id(best.data())] >> element_bits_;
       }
-      locator_[block_id(t.data())] = slot << element_bits | static_cast<std::int64_t>(best_g);
+      locator_[block_id(t.data())] =
+          static_cast<std::int32_t>(slot << element_bits_ | static_cast<slot_t>(best_g));
     }
     // Odometer over the tile grid, last index fastest.
     int k = n - 1;

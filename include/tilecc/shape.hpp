@@ -60,7 +60,7 @@ class BlockShape {
   bool allowed(const tile_t* tiles) const;
   /** Where to read the block with these tiles, or nothing when the block is zero. */
   std::optional<BlockRef> locate(const tile_t* tiles) const {
-    const StoredAt at = stored_at(block_id(tiles));
+    const StoredAt at = block_index()[block_id(tiles)];
     if (at.slot < 0) return std::nullopt;
     return BlockRef{at.slot, element_axes(at.element), element_sign(at.element)};
   }
@@ -71,11 +71,25 @@ class BlockShape {
     slot_t slot = -1;  ///< -1: the block is zero
     int element = 0;
   };
-  StoredAt stored_at(block_id_t id) const {
-    const std::int64_t entry = locator_[id];
-    if (entry < 0) return {};
-    return {entry >> element_bits, static_cast<int>(entry & element_mask)};
-  }
+  /** The block index, StoredAt by block_id, as a value: a loop that locates many blocks keeps it
+   *  in registers, where the stores the loop makes cannot be taken to change it. */
+  class BlockIndex {
+   public:
+    StoredAt operator[](block_id_t id) const {
+      const std::int32_t entry = entries_[id];
+      if (entry < 0) return {};
+      return {entry >> element_bits_, static_cast<int>(entry & element_mask_)};
+    }
+
+   private:
+    friend class BlockShape;
+    BlockIndex(const std::int32_t* entries, int element_bits, std::int32_t element_mask)
+        : entries_(entries), element_bits_(element_bits), element_mask_(element_mask) {}
+    const std::int32_t* entries_;
+    int element_bits_;
+    std::int32_t element_mask_;
+  };
+  BlockIndex block_index() const { return {locator_.data(), element_bits_, element_mask_}; }
   /** BlockRef::axes of the blocks that group element `e` maps to their stored blocks (e^-1). */
   const Axes& element_axes(int e) const { return element_axes_[static_cast<std::size_t>(e)]; }
   int element_sign(int e) const { return group_.elements()[static_cast<std::size_t>(e)].sign; }
@@ -87,14 +101,14 @@ class BlockShape {
   }
   block_id_t grid_stride(int k) const { return strides_[static_cast<std::size_t>(k)]; }
   /** Starts loading every table the inspector reads into cache, each when it is small enough to
-   *  stay there: the block index (stored_at's table) and the blocks' tiles, extents, sizes and
+   *  stay there: the block index (block_index()'s table) and the blocks' tiles, extents, sizes and
    *  extent-1 patterns. A batch of plans calls it for the next plan's operands while it builds
    *  one. */
   void prefetch_inspected() const;
   /** True when `tiles` is the smallest tuple of its orbit. */
   bool is_canonical(const tile_t* tiles) const;
 
-  /** Most tile tuples a tensor may have: its block index takes 8 bytes per tuple. */
+  /** Most tile tuples a tensor may have: its block index takes 4 bytes per tuple. */
   static constexpr block_id_t max_tile_tuples = block_id_t{1} << 27;
 
   slot_t num_blocks() const { return static_cast<slot_t>(offsets_.size()) - 1; }
@@ -145,14 +159,15 @@ class BlockShape {
   std::vector<extent_t> sizes_;          // num_blocks, in elements
   std::vector<std::uint8_t> long_axes_;  // num_blocks: block_long_axes (rank <= 8 bits)
   std::vector<int> orbit_sizes_;
-  // Per tile tuple (by block_id): slot << element_bits | the element that maps the tuple to its
+  // Per tile tuple (by block_id): slot << element_bits_ | the element that maps the tuple to its
   // canonical block, or -1 for a zero block. The inspector locates every operand block of every
-  // product; a table lookup keeps that to a few instructions. It costs 8 bytes per tile tuple,
-  // and enumerate_blocks visits every tuple anyway.
-  std::vector<std::int64_t> locator_;
-  // A group on max_rank = 8 indices has at most 8! = 40320 < 2^16 elements.
-  static constexpr int element_bits = 16;
-  static constexpr std::int64_t element_mask = (std::int64_t{1} << element_bits) - 1;
+  // product; a table lookup keeps that to a few instructions. It costs 4 bytes per tile tuple,
+  // and enumerate_blocks visits every tuple anyway. The inspector reads the tables of a plan's
+  // operands after contractions have evicted them: at 8 bytes an entry, it waited for twice as
+  // many cache lines.
+  std::vector<std::int32_t> locator_;
+  int element_bits_ = 0;            // bit_width(order - 1): enough for any element of group_
+  std::int32_t element_mask_ = 0;   // (1 << element_bits_) - 1
   std::vector<Axes> element_axes_;  // per element g: the BlockRef axes g^-1
   extent_t stored_elements_ = 0;
   extent_t nonzero_elements_ = 0;

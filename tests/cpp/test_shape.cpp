@@ -1,6 +1,8 @@
 // BlockShape: canonical blocks against brute force, locate() consistency, group closure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -83,6 +85,40 @@ TEST(BlockShape, CanonicalBlocksMatchBruteForce) {
   }
 }
 
+// A group of 24 elements takes 5 bits of each block index entry: every tuple of four distinct
+// tiles is located through its own element, which maps it onto its sorted (canonical) tuple with
+// the sign of the sorting permutation.
+TEST(BlockShape, LocatesThroughEveryElementOfAFullyAntisymmetricGroup) {
+  std::mt19937 rng(3);
+  auto o = random_space(rng, 12, false, 1, 2);  // six tiles of one irrep
+  ASSERT_EQ(o->num_tiles(), 6);
+  const PermutationGroup s4(4, {{{1, 0, 2, 3}, -1}, {{1, 2, 3, 0}, -1}});
+  ASSERT_EQ(s4.order(), 24u);
+  const BlockShape s({o, o, o, o}, s4, {0, 0, 0, 0});
+  int located = 0;
+  std::array<tile_t, 4> t{};
+  for (t[0] = 0; t[0] < o->num_tiles(); ++t[0])
+    for (t[1] = 0; t[1] < o->num_tiles(); ++t[1])
+      for (t[2] = 0; t[2] < o->num_tiles(); ++t[2])
+        for (t[3] = 0; t[3] < o->num_tiles(); ++t[3]) {
+          if (std::set<tile_t>(t.begin(), t.end()).size() < 4 || !s.allowed(t.data())) continue;
+          const BlockRef ref = *s.locate(t.data());
+          std::array<tile_t, 4> sorted = t;
+          std::sort(sorted.begin(), sorted.end());
+          int inversions = 0;
+          for (int j = 0; j < 4; ++j) {
+            EXPECT_EQ(s.block_tiles(ref.slot)[j], sorted[static_cast<std::size_t>(j)]);
+            EXPECT_EQ(t[static_cast<std::size_t>(j)],
+                      s.block_tiles(ref.slot)[ref.axes[static_cast<std::size_t>(j)]]);
+            for (int k = j + 1; k < 4; ++k)
+              inversions += t[static_cast<std::size_t>(j)] > t[static_cast<std::size_t>(k)];
+          }
+          EXPECT_EQ(ref.sign, inversions % 2 == 0 ? 1 : -1);
+          ++located;
+        }
+  EXPECT_EQ(located, 24 * 15);  // the orderings of the 15 sets of four of the six tiles
+}
+
 TEST(BlockShape, RefusesGeneratorsAcrossSpacesOrSides) {
   std::mt19937 rng(1);
   auto o = random_space(rng, 2, true, 1, 2);
@@ -101,6 +137,26 @@ TEST(BlockShape, RefusesATileGridBeyondItsBlockIndex) {
   } catch (const std::exception& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("[v, v, v, v] has 1600000000 tile tuples"), std::string::npos) << what;
+    EXPECT_NE(what.find("use larger tiles"), std::string::npos) << what;
+  }
+}
+
+TEST(BlockShape, RefusesMoreBlocksThanItsBlockIndexNumbers) {
+  // S4 on four indices of one tile fixes every tuple, so each of the 8193^2 (< 2^27) tuples over
+  // the other two indices is a block of its own: 26 bits of slot, and 5 of the 24 elements.
+  auto one = std::make_shared<IndexSpace>(std::vector<Orbital>(1), 1, "s");
+  auto v = std::make_shared<IndexSpace>(std::vector<Orbital>(8193), 1, "v");
+  const PermutationGroup s4(6, {{{1, 0, 2, 3, 4, 5}, 1}, {{1, 2, 3, 0, 4, 5}, 1}});
+  ASSERT_EQ(s4.order(), 24u);
+  try {
+    BlockShape({one, one, one, one, v, v}, s4, {0, 0, 0, 0, 0, 0});
+    FAIL() << "67125249 blocks with 24 elements were accepted";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("[s, s, s, s, v, v] may have 67125249 distinct blocks under its symmetry "
+                        "group of order 24"),
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("use larger tiles"), std::string::npos) << what;
   }
 }
