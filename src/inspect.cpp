@@ -15,7 +15,6 @@ BuiltPlans build_plans(std::vector<PlanRequest> requests, PlanLayout layout, con
   std::vector<std::exception_ptr> errors(n);
   BuiltPlans out;
   out.workers.resize(n);
-  out.starts.resize(n);
   // Each request's shapes, taken before the requests are moved into their plans: while a worker
   // builds one plan it starts loading the tables the next one reads (the plans of a CC update
   // are built right after contractions that have evicted them), so that they arrive while it
@@ -35,7 +34,6 @@ BuiltPlans build_plans(std::vector<PlanRequest> requests, PlanLayout layout, con
   executor.for_each(static_cast<std::int64_t>(n), [&](std::int64_t item, int worker) {
     const auto i = static_cast<std::size_t>(item);
     out.workers[i] = worker;
-    out.starts[i] = clock_seconds();
     if (i + 1 < n) load(i + 1);
     PlanRequest& r = requests[i];
     try {

@@ -457,7 +457,7 @@ struct ContractionPlan::LabelIds {
 ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout layout,
                                  const CostModel& model, int workers)
     : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), layout_(layout), workers_(workers) {
-  const double t0 = clock_seconds();
+  inspector_started_ = clock_seconds();
   TILECC_CHECK(workers >= 1, "a plan is cut for at least one worker, got ", workers,
                "; pass the number of threads that will run it.");
   // The labels are checked at once, as sets; only a contraction that fails is checked label by
@@ -481,7 +481,7 @@ ContractionPlan::ContractionPlan(Operand c, Operand a, Operand b, PlanLayout lay
   Prices prices(model, *a_.shape, *b_.shape);
   build(labels, prices);
   account_tasks(prices);
-  inspector_seconds_ = clock_seconds() - t0;
+  inspector_seconds_ = clock_seconds() - inspector_started_;
 }
 
 void ContractionPlan::report_label_fault() const {

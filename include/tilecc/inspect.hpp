@@ -17,10 +17,9 @@ struct PlanRequest {
 /** Plans built together, in the order they were asked for. */
 struct BuiltPlans {
   std::vector<ContractionPlan> plans;
-  /** Where each plan's building ran: its worker, and the clock reading (clock_seconds()) it began
-   *  at; ContractionPlan::inspector_seconds() is how long it took. */
+  /** The worker that built each plan (ContractionPlan::inspector_started() and
+   *  inspector_seconds() say when and for how long). */
   std::vector<int> workers;
-  std::vector<double> starts;
   double start = 0.0, seconds = 0.0;  ///< the wall time of the whole batch
 };
 

@@ -214,6 +214,8 @@ class ContractionPlan {
   std::int64_t num_products() const { return static_cast<std::int64_t>(products_.size()); }
   std::int64_t permuted_operands() const { return permuted_operands_; }
   double inspector_seconds() const { return inspector_seconds_; }
+  /** The clock reading (clock_seconds()) the inspector began this plan at. */
+  double inspector_started() const { return inspector_started_; }
   /** "C[i,j,a,b] += A[...] * B[...]": what the plan computes. */
   std::string expression() const;
   std::string summary() const;
@@ -272,7 +274,8 @@ class ContractionPlan {
   Output output_ = Output::direct;
   Axes output_axes_{};
   Axes r_positions_{};
-  double dense_flops_ = 0.0, executed_flops_ = 0.0, inspector_seconds_ = 0.0;
+  double dense_flops_ = 0.0, executed_flops_ = 0.0;
+  double inspector_started_ = 0.0, inspector_seconds_ = 0.0;
   bool zero_by_symmetry_ = false;
   int summed_symmetry_order_ = 1;
   int row_labels_ = 0;

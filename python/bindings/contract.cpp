@@ -150,6 +150,7 @@ void bind_contract(nb::module_& m) {
       .def_prop_ro("scratch_bytes_per_worker", &ContractionPlan::scratch_bytes_per_worker)
       .def_prop_ro("permuted_operands", &ContractionPlan::permuted_operands)
       .def_prop_ro("inspector_seconds", &ContractionPlan::inspector_seconds)
+      .def_prop_ro("inspector_started", &ContractionPlan::inspector_started)
       .def_prop_ro("output_mode",
                    [](const ContractionPlan& p) {
                      switch (p.output()) {
@@ -240,7 +241,6 @@ void bind_contract(nb::module_& m) {
         nb::dict d;
         d["plans"] = nb::cast(std::move(built.plans));
         d["workers"] = built.workers;
-        d["starts"] = built.starts;
         d["start"] = built.start;
         d["seconds"] = built.seconds;
         return d;

@@ -288,9 +288,7 @@ class Context:
             raise
         plans, wall = built["plans"], float(built["seconds"])
         shares = proportional_shares([plan.inspector_seconds for plan in plans])
-        for entry, plan, worker, start, share in zip(
-            entries, plans, built["workers"], built["starts"], shares
-        ):
+        for entry, plan, worker, share in zip(entries, plans, built["workers"], shares):
             charged = wall * share
             plan.policy = self.policy
             entry.plan = plan
@@ -300,7 +298,13 @@ class Context:
             self._records[id(plan)] = entry.record
             if self._recorder is not None:
                 self._recorder.add_inspection(
-                    Inspection(plan.expression, worker, start, plan.inspector_seconds, charged)
+                    Inspection(
+                        plan.expression,
+                        worker,
+                        plan.inspector_started,
+                        plan.inspector_seconds,
+                        charged,
+                    )
                 )
         self.stats.plans_built += len(plans)
         self.stats.inspector_seconds += wall
