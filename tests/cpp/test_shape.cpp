@@ -1,4 +1,5 @@
-// BlockShape: canonical blocks against brute force, locate() consistency, group closure.
+// BlockShape: canonical blocks against brute force, locate() consistency (also through every
+// element of a 24-element group), group closure, and the grids its block index cannot hold.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -143,7 +144,8 @@ TEST(BlockShape, RefusesATileGridBeyondItsBlockIndex) {
 
 TEST(BlockShape, RefusesMoreBlocksThanItsBlockIndexNumbers) {
   // S4 on four indices of one tile fixes every tuple, so each of the 8193^2 (< 2^27) tuples over
-  // the other two indices is a block of its own: 26 bits of slot, and 5 of the 24 elements.
+  // the other two indices is a block of its own: more than the 2^26 slots that the 31 bits of an
+  // entry leave beside the 5 its 24 elements take.
   auto one = std::make_shared<IndexSpace>(std::vector<Orbital>(1), 1, "s");
   auto v = std::make_shared<IndexSpace>(std::vector<Orbital>(8193), 1, "v");
   const PermutationGroup s4(6, {{{1, 0, 2, 3, 4, 5}, 1}, {{1, 2, 3, 0, 4, 5}, 1}});
