@@ -45,8 +45,16 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         charge=args.charge,
         spin=args.spin,
         reference=args.reference,
+        frozen=args.frozen,
         frozen_core=args.frozen_core,
         symmetry=args.symmetry,
+        point_group=args.point_group,
+        cartesian=args.cartesian,
+        scf_conv=args.scf_conv,
+        scf_max_iter=args.scf_max_iter,
+        scf_guess=args.scf_guess,
+        scf_chkfile=args.scf_chkfile,
+        stability=args.stability,
         tile=args.tile,
         threads=args.threads,
         conv_tol=args.conv_tol,
@@ -87,6 +95,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _whole_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tilecc", description="Block-sparse tensor contractions for coupled-cluster methods."
@@ -95,16 +113,33 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="version, BLAS, kernels, threads and build options")
     p.set_defaults(handler=_info)
     p = sub.add_parser("run", help="a coupled-cluster calculation on a molecule")
-    p.add_argument("molecule", type=Path, help="XYZ file (Ångström; --bohr for Bohr)")
-    p.add_argument("--basis", required=True, help="basis set known to PySCF, e.g. cc-pvdz")
+    p.add_argument(
+        "molecule",
+        type=Path,
+        help="XYZ file (Ångström; --bohr for Bohr); a comment line such as '0 2' or "
+        "'charge=0 multiplicity=2' sets the charge and multiplicity",
+    )
+    p.add_argument(
+        "--basis",
+        required=True,
+        help="basis set known to PySCF (e.g. cc-pvdz; def2-*, LANL2DZ and cc-pVnZ-PP bring "
+        "their effective core potentials), or an NWChem-format basis file",
+    )
     p.add_argument(
         "--method",
         default="ccsd",
         type=str.lower,
         help="ccd, ccsd, ccsd(t) or drccd",
     )
-    p.add_argument("--charge", type=int, default=0)
-    p.add_argument("--spin", type=int, default=0, help="2S = N(alpha) - N(beta)")
+    p.add_argument(
+        "--charge", type=int, default=None, help="default: the XYZ comment line's, else 0"
+    )
+    p.add_argument(
+        "--spin",
+        type=int,
+        default=None,
+        help="2S = N(alpha) - N(beta); default: from the XYZ comment line's multiplicity, else 0",
+    )
     p.add_argument(
         "--reference",
         choices=["rhf", "uhf", "rohf"],
@@ -114,14 +149,51 @@ def build_parser() -> argparse.ArgumentParser:
         "--frozen-core",
         dest="frozen_core",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="freeze the chemical core (default: on)",
+    )
+    p.add_argument(
+        "--frozen",
+        type=_whole_number,
+        default=None,
+        metavar="N",
+        help="freeze the N lowest orbitals (instead of the chemical core)",
     )
     p.add_argument(
         "--symmetry",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="use point-group symmetry (default: on)",
+    )
+    p.add_argument(
+        "--point-group",
+        default=None,
+        metavar="NAME",
+        help="run in this D2h subgroup (D2h, C2h, C2v, D2, Cs, Ci, C2, C1) rather than the "
+        "molecule's largest",
+    )
+    p.add_argument("--cartesian", action="store_true", help="Cartesian basis functions (6d, 10f)")
+    scf = p.add_argument_group("SCF")
+    scf.add_argument(
+        "--scf-conv", type=float, default=1e-10, help="SCF energy threshold (Eh), default 1e-10"
+    )
+    scf.add_argument("--scf-max-iter", type=_positive_int, default=100, help="default 100")
+    scf.add_argument(
+        "--scf-guess",
+        default="minao",
+        help="initial guess: minao (default), atom, huckel, 1e or vsap",
+    )
+    scf.add_argument(
+        "--scf-chkfile",
+        type=Path,
+        default=None,
+        help="start from the orbitals of this PySCF chkfile (a converged one takes 1-2 cycles)",
+    )
+    scf.add_argument(
+        "--stability",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="check that the SCF solution is a minimum and leave it if not (default: on)",
     )
     p.add_argument("--tile", type=_positive_int, default=16, help="tile size (orbitals)")
     p.add_argument("--threads", type=_positive_int, default=None)

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from tilecc import _core
 from tilecc.atomic import replaced_atomically
 from tilecc.context import Context
+from tilecc.host.scf import SCFOptions
 from tilecc.trace import Decomposition
 
 METHODS = ("ccd", "ccsd", "ccsd(t)", "drccd")
@@ -28,11 +30,21 @@ class RunOptions:
     molecule: Path
     basis: str
     method: str = "ccsd"
-    charge: int = 0
-    spin: int = 0
+    #: None: from the XYZ comment line when it gives them, else 0.
+    charge: int | None = None
+    spin: int | None = None
     reference: str | None = None
-    frozen_core: bool = True
+    #: Orbitals frozen: None means the chemical core, unless ``frozen_core`` is False.
+    frozen: int | None = None
+    frozen_core: bool | None = None
     symmetry: bool = True
+    point_group: str | None = None
+    cartesian: bool = False
+    scf_conv: float = 1e-10
+    scf_max_iter: int = 100
+    scf_guess: str = "minao"
+    scf_chkfile: Path | None = None
+    stability: bool = True
     tile: int = 16
     threads: int | None = None
     conv_tol: float = 1e-8
@@ -108,12 +120,48 @@ def validate(opts: RunOptions) -> None:
     if opts.restart and opts.checkpoint is None:
         raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
     if opts.checkpoint is not None:
-        if opts.restart and not opts.checkpoint.is_file():
-            raise ValueError(
-                f"cannot restart: checkpoint {opts.checkpoint} does not exist; run "
-                f"once with --checkpoint {opts.checkpoint} first."
-            )
         check_writable(opts.checkpoint, "checkpoint")
+    if opts.frozen is not None:
+        if opts.frozen < 0:
+            raise ValueError(f"--frozen must be a number of orbitals >= 0, got {opts.frozen}.")
+        if opts.frozen_core is not None:
+            raise ValueError(
+                "--frozen N and --frozen-core/--no-frozen-core both say what to freeze; give "
+                "one of them."
+            )
+    scf_options(opts).validate()
+
+
+def scf_options(opts: RunOptions) -> SCFOptions:
+    return SCFOptions(
+        conv_tol=opts.scf_conv,
+        max_cycle=opts.scf_max_iter,
+        guess=opts.scf_guess,
+        chkfile=opts.scf_chkfile,
+        stability=opts.stability,
+    )
+
+
+def charge_and_spin(opts: RunOptions) -> tuple[int, int]:
+    """The charge and 2S: from the options, else from the XYZ comment line, else 0 and 0; an
+    option that contradicts the file is refused."""
+    from tilecc.host.molecule import read_charge_and_multiplicity
+
+    charge, multiplicity = read_charge_and_multiplicity(opts.molecule)
+    spin = None if multiplicity is None else multiplicity - 1
+    for flag, given, written, what in (
+        ("--charge", opts.charge, charge, "charge"),
+        ("--spin", opts.spin, spin, "2S (multiplicity - 1)"),
+    ):
+        if given is not None and written is not None and given != written:
+            raise ValueError(
+                f"{opts.molecule}, line 2 gives {what} {written} but {flag} {given} was "
+                f"given; make them agree or leave out {flag}."
+            )
+    return (
+        opts.charge if opts.charge is not None else (charge or 0),
+        opts.spin if opts.spin is not None else (spin or 0),
+    )
 
 
 def runtime_summary(ctx: Context) -> dict[str, Any]:
@@ -173,29 +221,55 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     NotConvergedError (after writing the results) when the CC iterations did not converge."""
     from tilecc.cc import CCSD, DRCCD, GCCD, IterationRecord
     from tilecc.host import molecule as host
+    from tilecc.host.pyscf import chemical_core
+    from tilecc.host.scf import run_scf
 
     validate(opts)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     atoms = host.read_xyz(opts.molecule)
+    charge, spin = charge_and_spin(opts)
     mol = host.build_molecule(
         atoms,
         basis=opts.basis,
-        charge=opts.charge,
-        spin=opts.spin,
+        charge=charge,
+        spin=spin,
         symmetry=opts.symmetry,
+        point_group=opts.point_group,
+        cartesian=opts.cartesian,
         unit="bohr" if opts.bohr else "angstrom",
     )
     reference = opts.reference or ("rhf" if mol.spin == 0 else "uhf")
-    mf = host.run_scf(mol, reference)
+    if opts.method == "drccd" and reference != "rhf":
+        raise ValueError(
+            "drCCD is defined here for closed-shell RHF references; use --reference "
+            "rhf with 2S = 0."
+        )
+    restart = opts.restart
+    if restart and opts.checkpoint is not None and not opts.checkpoint.exists():
+        console.print(
+            f"no checkpoint at {escape(str(opts.checkpoint))} yet: starting from the beginning.",
+            highlight=False,
+        )
+        restart = False
+    mf, scf_report = run_scf(mol, reference, scf_options(opts))
     timings["scf"] = time.perf_counter() - start
+    point_group = mol.groupname if mol.symmetry else "C1 (symmetry off)"
     console.print(
-        f"[bold]{opts.molecule.name}[/bold]: {mol.natm} atoms, {mol.nelectron} "
-        f"electrons, {mol.nao} basis functions ({opts.basis}), point group "
-        f"{mol.groupname if opts.symmetry else 'C1 (symmetry off)'}, "
-        f"{reference.upper()} energy {mf.e_tot:.10f} Eh",
+        f"[bold]{escape(opts.molecule.name)}[/bold]: {mol.natm} atoms, {mol.nelectron} "
+        f"electrons, {mol.nao} {'Cartesian' if mol.cart else 'spherical'} basis functions "
+        f"({escape(opts.basis)}{', with ECP' if mol.ecp else ''}), point group {point_group}, "
+        f"E(nuc) {mol.energy_nuc():.10f} Eh",
         highlight=False,
     )
+    stability = {True: ", stable", False: ", unstable", None: ""}[scf_report.stable]
+    console.print(
+        f"{reference.upper()} energy {mf.e_tot:.10f} Eh ({scf_report.strategy}, "
+        f"{scf_report.cycles} cycles{stability})",
+        highlight=False,
+    )
+    for note in scf_report.notes:
+        console.print(f"  SCF: {note}", highlight=False)
 
     def show(rec: IterationRecord) -> None:
         console.print(
@@ -204,14 +278,17 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             highlight=False,
         )
 
-    if opts.method == "drccd" and reference != "rhf":
-        raise ValueError(
-            "drCCD is defined here for closed-shell RHF references; use --reference "
-            "rhf with 2S = 0."
-        )
     # CCSD and CCSD(T) take the spin-adapted path for RHF references, spin orbitals otherwise.
     kind: Any = {"ccsd": CCSD, "ccsd(t)": CCSD, "ccd": GCCD, "drccd": DRCCD}[opts.method]
-    frozen = None if opts.frozen_core else 0
+    if opts.frozen is not None:
+        frozen = opts.frozen
+    else:
+        frozen = 0 if opts.frozen_core is False else chemical_core(mol)
+    extra: dict[str, Any] = {}
+    if reference == "rohf" and opts.method == "ccsd(t)":
+        # The standard ROHF-CCSD(T): CCSD and (T) on the semicanonical orbitals.
+        extra["semicanonical"] = True
+        console.print("ROHF-CCSD(T) on semicanonical orbitals", highlight=False)
     cc = kind(
         mf,
         frozen=frozen,
@@ -222,12 +299,13 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         max_cycle=opts.max_iter,
         callback=show,
         checkpoint=opts.checkpoint,
-        restart=opts.restart,
+        restart=restart,
         policy=opts.policy,
         quantum=opts.quantum,
         group_size=opts.group_size,
         refine=opts.refine,
         trace=opts.trace is not None,
+        **extra,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()
@@ -260,17 +338,30 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         "method": opts.method,
         "basis": opts.basis,
         "reference": reference,
-        "charge": opts.charge,
-        "spin": opts.spin,
-        "frozen_core_orbitals": problem.frozen,
-        "symmetry": opts.symmetry,
-        "point_group": mol.groupname if opts.symmetry else "C1",
+        "semicanonical": bool(getattr(problem, "semicanonical", False)),
+        "charge": charge,
+        "spin": spin,
+        "frozen_orbitals": [list(orbitals) for orbitals in problem.frozen],
+        "cartesian": bool(mol.cart),
+        "ecp": sorted(mol.ecp) if mol.ecp else [],
+        "symmetry": bool(mol.symmetry),
+        "point_group": mol.groupname if mol.symmetry else "C1",
+        "nuclear_repulsion": float(mol.energy_nuc()),
+        "scf": {
+            "strategy": scf_report.strategy,
+            "cycles": scf_report.cycles,
+            "stable": scf_report.stable,
+            "notes": scf_report.notes,
+        },
         "tile": opts.tile,
         "threads": cc.context.threads,
         "e_scf": float(mf.e_tot),
         "e_corr": float(cc.e_corr),
-        "e_t": getattr(cc, "e_t", None),
-        "e_tot": float(cc.e_tot),
+        "e_t": cc.e_t,
+        # SCF + the CC iterations' correlation energy, without (T).
+        "e_cc_tot": float(cc.e_tot),
+        # The total energy of the method asked for, (T) included for ccsd(t).
+        "e_tot": float(cc.e_tot) + (cc.e_t or 0.0),
         "converged": bool(cc.converged),
         "iterations": cc.cycles,
         "timings": timings,
@@ -294,9 +385,9 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     table.add_row(f"E({reference.upper()})", f"{mf.e_tot:.10f} Eh")
     label = "CCSD" if opts.method == "ccsd(t)" else opts.method.upper()
     table.add_row(f"E(corr, {label})", f"{cc.e_corr:.10f} Eh")
-    if getattr(cc, "e_t", None) is not None:
+    if cc.e_t is not None:
         table.add_row("E(T)", f"{cc.e_t:.10f} Eh")
-    table.add_row("E(total)", f"{cc.e_tot:.10f} Eh")
+    table.add_row("E(total)", f"{results['e_tot']:.10f} Eh")
     table.add_row("converged", f"{cc.converged} after {cc.cycles} iterations")
     table.add_row(
         "t2 stored / dense elements", f"{t2['stored_elements']:,} / {t2['dense_elements']:,}"

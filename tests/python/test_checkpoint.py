@@ -121,8 +121,17 @@ def test_foreign_checkpoint_is_refused(tmp_path):
 def test_restart_without_a_checkpoint(tmp_path):
     run = tilecc(WATER, "--basis", "sto-3g", "--restart")
     assert run.returncode == 2 and "give --checkpoint PATH too" in run.stdout
-    run = tilecc(WATER, "--basis", "sto-3g", "--restart", "--checkpoint", str(tmp_path / "x"))
-    assert run.returncode == 2 and "does not exist" in run.stdout
+
+
+def test_restart_before_the_first_checkpoint_starts_from_the_beginning(tmp_path):
+    """A resubmitted job script whose first run died before its first checkpoint still runs."""
+    state, results = tmp_path / "x", tmp_path / "r.json"
+    run = tilecc(
+        WATER, "--basis", "sto-3g", "--restart", "--checkpoint", str(state), "--json", str(results)
+    )
+    assert run.returncode == 0, run.stdout
+    assert "starting from the beginning" in run.stdout
+    assert state.is_file() and json.loads(results.read_text())["converged"]
 
 
 def test_a_failed_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch):

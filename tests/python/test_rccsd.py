@@ -37,7 +37,9 @@ def test_matches_pyscf(atom, basis, frozen, symmetry, tile, threads):
     mf = scf.RHF(mol).run(conv_tol=1e-12)
     ref, first = reference(mf, frozen)
     records = []
-    mine = tilecc.CCSD(mf, tile=tile, threads=threads, callback=records.append, **TIGHT).run()
+    mine = tilecc.CCSD(
+        mf, frozen=frozen, tile=tile, threads=threads, callback=records.append, **TIGHT
+    ).run()
     assert isinstance(mine, RCCSD) and mine.converged
     assert mine.e_tot == pytest.approx(ref.e_tot, abs=1e-8)
     assert records[0].e_corr == pytest.approx(first, abs=1e-10)
@@ -88,6 +90,7 @@ def test_iterations_hand_their_memory_on_and_give_it_back():
     held = []
     mine = tilecc.CCSD(
         mf,
+        frozen=2,
         tile=32,
         threads=1,
         callback=lambda _: held.append(_core.cached_mapping_bytes()),

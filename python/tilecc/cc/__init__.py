@@ -20,11 +20,15 @@ def CCSD(mf: Any, **options: Any) -> AmplitudeSolver:
     from pyscf import scf
 
     closed_shell = isinstance(mf, scf.hf.RHF) and not isinstance(mf, scf.rohf.ROHF)
-    return RCCSD(mf, **options) if closed_shell else GCCSD(mf, **options)
+    if closed_shell:
+        options.pop("semicanonical", None)  # RHF orbitals are canonical already
+        return RCCSD(mf, **options)
+    return GCCSD(mf, **options)
 
 
 def CCSD_T(mf: Any, **options: Any) -> AmplitudeSolver:
-    """CCSD followed by its (T) correction: ``CCSD_T(mf).run().e_tot`` includes ``e_t``."""
+    """CCSD followed by its (T) correction: ``CCSD_T(mf).run()`` has ``e_t`` and the total
+    ``e_tot_ccsd_t`` (``e_tot`` stays the CCSD total, as in PySCF)."""
     return CCSD(mf, with_t=True, **options)
 
 

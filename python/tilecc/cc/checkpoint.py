@@ -22,7 +22,7 @@ from tilecc.atomic import replaced_atomically
 FORMAT = 2
 
 
-def identity(mf: Any, method: str, frozen: int) -> dict[str, Any]:
+def identity(mf: Any, method: str, frozen: tuple[tuple[int, ...], ...]) -> dict[str, Any]:
     """What a checkpoint belongs to: a restart must match it exactly."""
     mol = mf.mol
     geometry = np.round(mol.atom_coords(), 8).tolist()
@@ -35,7 +35,7 @@ def identity(mf: Any, method: str, frozen: int) -> dict[str, Any]:
         "charge": int(mol.charge),
         "spin": int(mol.spin),
         "reference": type(mf).__name__,
-        "frozen": int(frozen),
+        "frozen": [list(orbitals) for orbitals in frozen],
         "point_group": str(mol.groupname) if mol.symmetry else "C1",
     }
 

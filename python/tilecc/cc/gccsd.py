@@ -35,6 +35,12 @@ class GCCSD(SinglesAndDoubles, AmplitudeSolver):
     ``GCCSD(mf).run()``; results ``converged``, ``e_corr``, ``e_tot``, ``t1``, ``t2``,
     ``cycles``, and ``e_t`` after :meth:`ccsd_t`."""
 
+    #: ROHF references only: iterate on the semicanonical orbitals (host.pyscf's
+    #: semicanonical_orbitals), on which the standard ROHF-(T) is defined. None means "when (T)
+    #: is asked for" (``with_t``), as Psi4 does: ROHF-CCSD alone keeps the ROHF orbitals, which
+    #: gives another energy once orbitals are frozen.
+    semicanonical: bool | None = None
+
     method: ClassVar[str] = "ccsd"
     formalism: ClassVar[str] = "spin-orbital"
     #: CCSD iterates singles and doubles; CCD (a subclass) keeps t1 = 0.
@@ -45,12 +51,23 @@ class GCCSD(SinglesAndDoubles, AmplitudeSolver):
 
         if not self.singles:
             return super().triples_energy(progress)
+        if self.problem.reference == "rohf" and not self.problem.semicanonical:
+            raise ValueError(
+                "ROHF-(T) is defined on semicanonical orbitals, but these amplitudes were "
+                "iterated on the ROHF ones; run CCSD_T(mf), or CCSD(mf, semicanonical=True) "
+                "before ccsd_t()."
+            )
         assert self.t1 is not None and self.t2 is not None
         return spin_orbital_triples(self.t1, self.t2, self.problem, progress)
 
     def build_problem(self) -> SpinOrbitalProblem:
+        semicanonical = self.with_t if self.semicanonical is None else self.semicanonical
         return spin_orbital_problem(
-            self.mf, frozen=self.frozen, tile=self.tile, context=self.context
+            self.mf,
+            frozen=self.frozen,
+            tile=self.tile,
+            context=self.context,
+            semicanonical=bool(semicanonical),
         )
 
     def initial_amplitudes(self, problem: SpinOrbitalProblem) -> Amplitudes:

@@ -44,7 +44,9 @@ class AmplitudeSolver:
     ``e_tot``, ``cycles``). Not converging is a result with a warning, not an exception."""
 
     mf: Any
-    frozen: int | None = None
+    #: PySCF's meaning: None or 0 correlates every electron, n freezes the n lowest orbitals, a
+    #: list freezes those MOs (a pair of lists, one per spin, for UHF).
+    frozen: Any = None
     tile: int = 16
     threads: int | None = None
     #: Runtime: scheduling policy, tasks per counter fetch, workers per bucket, refinement from
@@ -94,8 +96,14 @@ class AmplitudeSolver:
 
     @property
     def e_tot(self) -> float:
-        """SCF + correlation energy, plus (T) once it has been computed."""
-        return float(self.mf.e_tot) + self.e_corr + (self.e_t or 0.0)
+        """SCF + correlation energy (as in PySCF, without (T): ``e_tot + ccsd_t()`` is the
+        CCSD(T) total)."""
+        return float(self.mf.e_tot) + self.e_corr
+
+    @property
+    def e_tot_ccsd_t(self) -> float | None:
+        """The CCSD(T) total energy, once :meth:`ccsd_t` has run (None before)."""
+        return None if self.e_t is None else self.e_tot + self.e_t
 
     def run(self) -> AmplitudeSolver:
         with self.context.holding_cores():

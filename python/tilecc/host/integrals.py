@@ -1,5 +1,6 @@
-"""Chemists' MO integrals (pq|rs) from one PySCF transformation, kept in PySCF's pair-packed form
-and read out block by block, so that no integral class has to exist as one dense array.
+"""Chemists' MO integrals (pq|rs) from one PySCF transformation (density-fitted for a
+density-fitted mean field), kept in PySCF's pair-packed form and read out block by block, so
+that no integral class has to exist as one dense array.
 
 Why one transformation: PySCF's ao2mo makes a pass over the AO integrals on every call, about
 as long as transforming a small class. So the six closed-shell classes share one transformation
@@ -37,7 +38,13 @@ class PackedIntegrals:
         from pyscf import ao2mo
 
         eri = getattr(mf, "_eri", None)
-        if eri is not None:
+        with_df = getattr(mf, "with_df", None)
+        if with_df is not None:
+            # A density-fitted mean field gets density-fitted integrals (sum_L B_pq^L B_rs^L),
+            # as PySCF's CCSD(mf) does for one: exact integrals would pair a DF reference with
+            # another Hamiltonian.
+            self.array = with_df.ao2mo(coefficients, compact=True)
+        elif eri is not None:
             self.array = ao2mo.incore.general(eri, coefficients, compact=True)
         else:
             self.array = ao2mo.general(mf.mol, coefficients, compact=True)

@@ -49,8 +49,10 @@ class SpinOrbitalProblem:
     fock: dict[str, Tensor]  # "oo", "ov", "vv"
     eri: dict[str, Tensor]  # "oooo", "ooov", "oovv", "ovov", "ovvv", "vvvv": <pq||rs>
     e_hf: float
-    frozen: int
+    frozen: FrozenOrbitals
     reference: str
+    #: Whether the orbitals were rotated to ROHF's semicanonical ones (see semicanonical_orbitals).
+    semicanonical: bool = False
 
 
 #: Integral classes up to this size are verified against their tensor's symmetry and sparsity
@@ -80,7 +82,7 @@ class RestrictedProblem:
     eri: dict[str, Tensor]
     fock: dict[str, Tensor]
     e_hf: float
-    frozen: int
+    frozen: FrozenOrbitals
 
     @property
     def ovov(self) -> Tensor:
@@ -90,7 +92,7 @@ class RestrictedProblem:
 def restricted_problem(
     mf: Any,
     *,
-    frozen: int | None = None,
+    frozen: Any = None,
     tile: int = 16,
     context: Context | None = None,
     classes: tuple[str, ...] = ("ovov",),
@@ -104,15 +106,9 @@ def restricted_problem(
         raise ValueError("the mean-field calculation has not converged; converge it first.")
     ctx = context if context is not None else default_context()
     mol = mf.mol
-    nocc = int(np.count_nonzero(mf.mo_occ > 0.5))
-    nfrozen = default_frozen(mf) if frozen is None else int(frozen)
-    if nfrozen < 0 or nfrozen > nocc:
-        raise ValueError(
-            f"cannot freeze {nfrozen} orbitals: the reference has {nocc} occupied "
-            f"orbitals; freeze between 0 and {nocc}."
-        )
+    frozen_set = frozen_orbitals(frozen, [mf.mo_occ])[0]
+    occ_idx, vir_idx = active_orbitals(mf.mo_occ, frozen_set)
     orbsym = orbital_irreps(mol, mf.mo_coeff)
-    occ_idx, vir_idx = np.arange(nfrozen, nocc), np.arange(nocc, mf.mo_coeff.shape[1])
     e = mf.mo_energy
     occ = Space(
         [int(orbsym[p]) for p in occ_idx], energies=e[occ_idx], tile=tile, kind="occupied", name="o"
@@ -143,7 +139,7 @@ def restricted_problem(
         rows, cols = (natural[x][order[x]] for x in name)
         t.from_dense_(fock_mo[np.ix_(rows, cols)], atol=1e-9)
         fock[name] = t
-    return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), nfrozen)
+    return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), (frozen_set, frozen_set))
 
 
 def _load_class(t: Tensor, read: Callable[..., np.ndarray], index: list[np.ndarray]) -> None:
@@ -187,11 +183,131 @@ def orbital_irreps(mol: Any, coeff: np.ndarray) -> np.ndarray:
     return np.asarray(scf.hf_symm.get_orbsym(mol, coeff)) % 10
 
 
-def default_frozen(mf: Any) -> int:
-    """Core orbitals frozen by default: PySCF's chemical core count for the molecule."""
+def chemical_core(mol: Any) -> int:
+    """The chemical core's orbital count (what ``--frozen-core`` freezes): PySCF's count, which
+    leaves out the electrons an effective core potential already replaces."""
     from pyscf.data import elements
 
-    return int(elements.chemcore(mf.mol))
+    return int(elements.chemcore(mol))
+
+
+#: The orbitals left uncorrelated, as sorted MO indices per spin (alpha, beta); the same tuple
+#: twice for restricted references.
+FrozenOrbitals = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def frozen_orbitals(frozen: Any, occupations: list[np.ndarray]) -> FrozenOrbitals:
+    """PySCF's ``frozen`` for each spin's MOs: None or 0 correlates every orbital; an int n
+    freezes the n lowest; a list freezes those MO indices (for both spins); a pair of lists
+    (unrestricted references) freezes each spin's own. ``occupations`` holds each spin's
+    occupation numbers (one array for restricted references).
+
+    >>> import numpy as np
+    >>> occ = [np.array([1.0, 1, 1, 0, 0])]
+    >>> frozen_orbitals(None, occ), frozen_orbitals(2, occ), frozen_orbitals([0, 4], occ)
+    (((), ()), ((0, 1), (0, 1)), ((0, 4), (0, 4)))
+    """
+    nmo = [len(o) for o in occupations]
+
+    def listed(value: Any, spin: int) -> tuple[int, ...]:
+        try:
+            indices = sorted({_whole(i, "frozen orbital index") for i in value})
+        except TypeError:
+            raise ValueError(
+                f"frozen must be None, a number of orbitals or a list of MO indices, got {value!r}."
+            ) from None
+        bad = [i for i in indices if not 0 <= i < nmo[spin]]
+        if bad:
+            raise ValueError(
+                f"cannot freeze orbital {bad[0]}: the reference has MOs 0 to {nmo[spin] - 1}."
+            )
+        return tuple(indices)
+
+    if frozen is None:
+        count = 0
+    elif isinstance(frozen, (list, tuple, np.ndarray)):
+        items = list(frozen)
+        if len(items) == 2 and all(isinstance(x, (list, tuple, np.ndarray)) for x in items):
+            if len(occupations) == 1:
+                raise ValueError(
+                    "a pair of frozen lists is for unrestricted references; give one list of "
+                    "MO indices for a restricted one."
+                )
+            return listed(items[0], 0), listed(items[1], 1)
+        one = listed(items, 0)
+        if len(occupations) == 2:
+            listed(items, 1)
+        return one, one
+    elif isinstance(frozen, (int, np.integer, float)) and not isinstance(frozen, bool):
+        count = _whole(frozen, "frozen")
+    else:
+        raise ValueError(
+            f"frozen must be None, a number of orbitals or a list of MO indices, got {frozen!r}."
+        )
+    if count < 0 or any(count > n for n in nmo):
+        raise ValueError(
+            f"cannot freeze {count} orbitals: the reference has {min(nmo)} MOs; freeze "
+            f"between 0 and {min(nmo)}."
+        )
+    lowest = tuple(range(count))
+    return lowest, lowest
+
+
+def _whole(value: Any, what: str) -> int:
+    """``value`` as an int, refusing floats, bools and strings (PySCF's frozen is integers)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{what} must be a whole number, got {value!r}.")
+    return int(value)
+
+
+def active_orbitals(occupation: np.ndarray, frozen: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """The correlated occupied and virtual MO indices of one spin."""
+    keep = np.ones(len(occupation), dtype=bool)
+    keep[list(frozen)] = False
+    occupied = occupation > 0.5
+    occ, vir = np.flatnonzero(keep & occupied), np.flatnonzero(keep & ~occupied)
+    if len(occ) == 0:
+        raise ValueError(
+            "every occupied orbital is frozen, so there is nothing to correlate; freeze fewer."
+        )
+    if len(vir) == 0:
+        raise ValueError(
+            "the molecule has no virtual orbitals in this basis (or all are frozen), so there "
+            "is nothing to correlate; use a larger basis set."
+        )
+    return occ, vir
+
+
+def semicanonical_orbitals(
+    mol: Any, coeffs: list[np.ndarray], fock_ao: list[np.ndarray], occupations: list[np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """ROHF's semicanonical orbitals: each spin's occupied and virtual orbitals rotated among
+    themselves (within each irrep, so that symmetry labels stay exact) until that spin's Fock
+    matrix is diagonal in the occupied-occupied and virtual-virtual blocks, then ordered by
+    energy within each block. The standard ROHF-CCSD(T) (Psi4, CFOUR, MRCC, NWChem) runs on these
+    orbitals; they leave the ROHF energy and the CCSD energy without frozen orbitals unchanged.
+    Returns the coefficients and the orbital energies (Fock diagonals) of each spin."""
+    out_coeffs, out_energies = [], []
+    for c, f_ao, occupation in zip(coeffs, fock_ao, occupations, strict=True):
+        fock = c.T @ f_ao @ c
+        irreps = orbital_irreps(mol, c)
+        rotated = c.copy()
+        energies = np.empty(c.shape[1])
+        for occupied in (occupation > 0.5, occupation <= 0.5):
+            for irrep in np.unique(irreps[occupied]):
+                members = np.flatnonzero(occupied & (irreps == irrep))
+                values, vectors = np.linalg.eigh(fock[np.ix_(members, members)])
+                rotated[:, members] = c[:, members] @ vectors
+                energies[members] = values
+        order = np.concatenate(
+            [
+                np.flatnonzero(occupation > 0.5)[np.argsort(energies[occupation > 0.5])],
+                np.flatnonzero(occupation <= 0.5)[np.argsort(energies[occupation <= 0.5])],
+            ]
+        )
+        out_coeffs.append(rotated[:, order])
+        out_energies.append(energies[order])
+    return out_coeffs, out_energies
 
 
 def _reference(mf: Any) -> str:
@@ -251,15 +367,23 @@ class _SpinCoulomb:
 
 
 def spin_orbital_problem(
-    mf: Any, *, frozen: int | None = None, tile: int = 16, context: Context | None = None
+    mf: Any,
+    *,
+    frozen: Any = None,
+    tile: int = 16,
+    context: Context | None = None,
+    semicanonical: bool = False,
 ) -> SpinOrbitalProblem:
     """Build the spin-orbital CC problem of a converged PySCF mean field.
 
     Args:
         mf: a converged RHF, UHF or ROHF object (with or without point-group symmetry).
-        frozen: number of lowest spatial orbitals left uncorrelated; the chemical core if None.
+        frozen: PySCF's ``frozen``: None or 0 for all electrons, n for the n lowest orbitals of
+            each spin, a list of MO indices, or (UHF) a pair of lists, one per spin.
         tile: tile size of the spaces.
         context: where the tensors live.
+        semicanonical: for an ROHF reference, rotate to its semicanonical orbitals first (and
+            freeze among those), as the standard ROHF-CCSD(T) does; ignored for others.
     """
     from pyscf import scf
 
@@ -272,22 +396,19 @@ def spin_orbital_problem(
     ctx = context if context is not None else default_context()
     mol = mf.mol
     umf = scf.addons.convert_to_uhf(mf)
-    coeffs = umf.mo_coeff
-    occupations = umf.mo_occ
+    coeffs = list(umf.mo_coeff)
+    occupations = list(umf.mo_occ)
     fock_ao = umf.get_fock(dm=umf.make_rdm1())
-    nfrozen = default_frozen(mf) if frozen is None else int(frozen)
-    nocc = [int(np.count_nonzero(occupations[s] > 0.5)) for s in (0, 1)]
-    if nfrozen < 0 or nfrozen > min(nocc):
-        raise ValueError(
-            f"cannot freeze {nfrozen} orbitals: the reference has {min(nocc)} "
-            f"occupied orbitals of the less occupied spin; freeze between 0 and "
-            f"{min(nocc)}."
-        )
+    semicanonical = semicanonical and reference == "rohf"
+    if semicanonical:
+        coeffs, _ = semicanonical_orbitals(mol, coeffs, list(fock_ao), occupations)
+    frozen_sets = frozen_orbitals(frozen, [occupations[0]] if reference != "uhf" else occupations)
     orbsym = [orbital_irreps(mol, coeffs[s]) for s in (0, 1)]
 
     # Spin orbitals in "natural" order: alpha occupied, beta occupied | alpha virtual, beta virtual.
-    occ_idx = [np.arange(nfrozen, nocc[s]) for s in (0, 1)]
-    vir_idx = [np.arange(nocc[s], coeffs[s].shape[1]) for s in (0, 1)]
+    occ_idx, vir_idx = (
+        list(x) for x in zip(*(active_orbitals(occupations[s], frozen_sets[s]) for s in (0, 1)))
+    )
     fock_mo = [coeffs[s].T @ fock_ao[s] @ coeffs[s] for s in (0, 1)]
 
     def space(indices: list[np.ndarray], kind: str, name: str) -> Space:
@@ -337,4 +458,6 @@ def spin_orbital_problem(
         t = Tensor([spaces[c] for c in name], name=f"f{name}", context=ctx)
         t.from_dense_(fock_so[np.ix_(*idx)], atol=1e-9)
         fock[name] = t
-    return SpinOrbitalProblem(occ, vir, fock, eri, float(mf.e_tot), nfrozen, reference)
+    return SpinOrbitalProblem(
+        occ, vir, fock, eri, float(mf.e_tot), frozen_sets, reference, semicanonical
+    )
