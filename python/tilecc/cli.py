@@ -50,6 +50,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         symmetry=args.symmetry,
         point_group=args.point_group,
         cartesian=args.cartesian,
+        semicanonical=args.semicanonical,
         scf_conv=args.scf_conv,
         scf_max_iter=args.scf_max_iter,
         scf_guess=args.scf_guess,
@@ -173,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
         "molecule's largest",
     )
     p.add_argument("--cartesian", action="store_true", help="Cartesian basis functions (6d, 10f)")
+    p.add_argument(
+        "--semicanonical",
+        action="store_true",
+        help="ROHF: iterate on semicanonical orbitals (always so for ccsd(t))",
+    )
     scf = p.add_argument_group("SCF")
     scf.add_argument(
         "--scf-conv", type=float, default=1e-10, help="SCF energy threshold (Eh), default 1e-10"

@@ -40,6 +40,8 @@ class RunOptions:
     symmetry: bool = True
     point_group: str | None = None
     cartesian: bool = False
+    #: ROHF only: iterate on semicanonical orbitals (always so for ccsd(t)).
+    semicanonical: bool = False
     scf_conv: float = 1e-10
     scf_max_iter: int = 100
     scf_guess: str = "minao"
@@ -240,6 +242,11 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         unit="bohr" if opts.bohr else "angstrom",
     )
     reference = opts.reference or ("rhf" if mol.spin == 0 else "uhf")
+    if opts.semicanonical and (reference != "rohf" or opts.method not in ("ccsd", "ccsd(t)")):
+        raise ValueError(
+            "--semicanonical applies to ROHF-CCSD and ROHF-CCSD(T) only; leave it out or use "
+            "--reference rohf."
+        )
     if opts.method == "drccd" and reference != "rhf":
         raise ValueError(
             "drCCD is defined here for closed-shell RHF references; use --reference "
@@ -285,10 +292,10 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     else:
         frozen = 0 if opts.frozen_core is False else chemical_core(mol)
     extra: dict[str, Any] = {}
-    if reference == "rohf" and opts.method == "ccsd(t)":
+    if reference == "rohf" and (opts.method == "ccsd(t)" or opts.semicanonical):
         # The standard ROHF-CCSD(T): CCSD and (T) on the semicanonical orbitals.
         extra["semicanonical"] = True
-        console.print("ROHF-CCSD(T) on semicanonical orbitals", highlight=False)
+        console.print(f"{opts.method.upper()} on semicanonical ROHF orbitals", highlight=False)
     cc = kind(
         mf,
         frozen=frozen,

@@ -229,6 +229,24 @@ def resolve_basis(basis: str, symbols: list[str]) -> tuple[Any, dict[str, str]]:
     path = Path(basis)
     if path.is_file():
         return read_nwchem_basis(path, symbols), {}
+    missing = []
+    for symbol in symbols:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pyscf_basis.load(basis, symbol)
+        except Exception:  # PySCF raises several types for a name or element it lacks
+            missing.append(symbol)
+    if missing == symbols and pyscf_basis._format_basis_name(basis) not in pyscf_basis.ALIAS:
+        raise ValueError(
+            f"basis {basis!r} is not known to PySCF; check its name (e.g. cc-pvdz, 6-31g*, "
+            f"def2-svp) or give the path of an NWChem-format basis file."
+        )
+    if missing:
+        raise ValueError(
+            f"basis {basis!r} has no functions for {', '.join(missing)}; choose a basis set that "
+            f"covers every element of the molecule."
+        )
     ecp = {}
     for symbol in symbols:
         try:
@@ -282,6 +300,12 @@ def read_nwchem_basis(path: Path, symbols: list[str]) -> dict[str, Any]:
                 f"an NWChem-format basis file."
             )
         else:
+            try:
+                [float(f.replace("D", "E").replace("d", "e")) for f in fields]
+            except ValueError:
+                raise ValueError(
+                    f"{path}, line {number}: expected an exponent and coefficients, found {line!r}."
+                ) from None
             current.append(line)
     missing = [s for s in symbols if s not in shells]
     if missing:
