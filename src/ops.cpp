@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -239,6 +240,101 @@ void from_dense(BlockTensor& t, const double* dense) {
     double* x = t.block(b);
     for_each_run(s, s.block_tiles(b),
                  [&](extent_t d, extent_t o, extent_t run) { std::copy_n(dense + d, run, x + o); });
+  }
+}
+
+namespace {
+
+/** The tiles of `space` that overlap the orbitals [begin, end) (tiles are sorted, contiguous). */
+std::vector<tile_t> overlapping_tiles(const IndexSpace& space, extent_t begin, extent_t end) {
+  std::vector<tile_t> out;
+  for (tile_t t = 0; t < space.num_tiles(); ++t) {
+    const Tile& tile = space.tile(t);
+    if (tile.offset < end && tile.offset + tile.extent > begin) out.push_back(t);
+  }
+  return out;
+}
+
+bool same_orbitals(const IndexSpace& a, const IndexSpace& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t p = 0; p < a.orbitals().size(); ++p)
+    if (a.orbitals()[p].spin != b.orbitals()[p].spin ||
+        a.orbitals()[p].irrep != b.orbitals()[p].irrep)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void copy_retiled(const BlockTensor& src, BlockTensor& dst) {
+  const BlockShape& from = src.shape();
+  const BlockShape& to = dst.shape();
+  const int n = to.rank();
+  TILECC_CHECK(from.rank() == n, "copy_retiled: the tensors have ", from.rank(), " and ", n,
+               " indices; give two tensors over the same spaces.");
+  for (int k = 0; k < n; ++k)
+    TILECC_CHECK(same_orbitals(from.space(k), to.space(k)), "copy_retiled: index ", k,
+                 " runs over other orbitals in the two tensors (", from.space(k).describe(),
+                 " and ", to.space(k).describe(), "); only the tiling may differ.");
+  TILECC_CHECK(from.group().elements().size() == to.group().elements().size() &&
+                   from.spin_sides() == to.spin_sides() && from.irrep() == to.irrep(),
+               "copy_retiled: the tensors differ in symmetry or sparsity; only the tiling may "
+               "differ.");
+  dst.zero();
+  std::vector<double> image;
+  extent_t lo[max_rank], hi[max_rank], stored_extents[max_rank], image_extents[max_rank];
+  extent_t image_strides[max_rank], dst_strides[max_rank], dst_extents[max_rank];
+  for (slot_t b = 0; b < to.num_blocks(); ++b) {
+    const tile_t* d = to.block_tiles(b);
+    std::vector<std::vector<tile_t>> candidates(static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k) {
+      const Tile& t = to.space(k).tile(d[k]);
+      lo[k] = t.offset;
+      hi[k] = t.offset + t.extent;
+      dst_extents[k] = t.extent;
+      candidates[static_cast<std::size_t>(k)] = overlapping_tiles(from.space(k), lo[k], hi[k]);
+    }
+    kernels::dense_strides(n, dst_extents, dst_strides);
+    double* out = dst.block(b);
+    // Every tuple of overlapping source tiles, odometer style.
+    std::vector<std::size_t> pick(static_cast<std::size_t>(n), 0);
+    std::vector<tile_t> tiles(static_cast<std::size_t>(n));
+    for (;;) {
+      for (int k = 0; k < n; ++k)
+        tiles[static_cast<std::size_t>(k)] =
+            candidates[static_cast<std::size_t>(k)][pick[static_cast<std::size_t>(k)]];
+      if (const std::optional<BlockRef> ref = from.locate(tiles.data())) {
+        // The source block itself, then the box it shares with the destination block.
+        block_extents(from, ref->slot, stored_extents);
+        extent_t size = 1;
+        for (int k = 0; k < n; ++k) {
+          image_extents[k] = stored_extents[ref->axes[static_cast<std::size_t>(k)]];
+          size *= image_extents[k];
+        }
+        image.resize(static_cast<std::size_t>(size));
+        kernels::permute(n, stored_extents, ref->axes, ref->sign, src.block(ref->slot), 0.0,
+                         image.data());
+        kernels::dense_strides(n, image_extents, image_strides);
+        extent_t begin[max_rank], count[max_rank], from_image = 0, into_dst = 0;
+        for (int k = 0; k < n; ++k) {
+          const Tile& t = from.space(k).tile(tiles[static_cast<std::size_t>(k)]);
+          begin[k] = std::max(lo[k], t.offset);
+          count[k] = std::min(hi[k], t.offset + t.extent) - begin[k];
+          from_image += (begin[k] - t.offset) * image_strides[k];
+          into_dst += (begin[k] - lo[k]) * dst_strides[k];
+        }
+        Axes identity{};
+        for (int k = 0; k < n; ++k)
+          identity[static_cast<std::size_t>(k)] = static_cast<std::int8_t>(k);
+        kernels::permute_strided(n, count, image_strides, identity, 1.0, image.data() + from_image,
+                                 0.0, out + into_dst, dst_strides);
+      }
+      int k = n - 1;
+      while (k >= 0 &&
+             ++pick[static_cast<std::size_t>(k)] == candidates[static_cast<std::size_t>(k)].size())
+        pick[static_cast<std::size_t>(k--)] = 0;
+      if (k < 0) break;
+    }
   }
 }
 

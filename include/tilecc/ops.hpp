@@ -46,6 +46,20 @@ void pack(const BlockTensor& t, double* out);
 /** The inverse of pack(). */
 void unpack(BlockTensor& t, const double* in);
 
+/**
+ * dst <- src, for two tensors over the same orbitals (spins, irreps, order) with the same symmetry
+ * and sparsity but other tilings: each canonical block of dst is gathered from the blocks of src
+ * that overlap it, each read through its canonical block (block = sign * stored.transpose(axes)).
+ *
+ * Checkpoints use it to store a tensor tile-independently, in one block per spin and irrep
+ * segment of each index, and to read it back at any tile size.
+ *
+ * @code
+ *   copy_retiled(t2, t2_by_segment);   // t2 tiled by 16 -> tiled by whole segments
+ * @endcode
+ */
+void copy_retiled(const BlockTensor& src, BlockTensor& dst);
+
 /** Copy the canonical blocks out of a dense row-major array over the spaces' sorted orbitals. */
 void from_dense(BlockTensor& t, const double* dense);
 

@@ -35,6 +35,13 @@ void check_dense(const BlockShape& s, const Array& a, const char* what) {
 void bind_tensor(nb::module_& m) {
   m.def("release_cached_mappings", [] { MappingCache::instance().release(); });
   m.def("cached_mapping_bytes", [] { return MappingCache::instance().held_bytes(); });
+  m.def(
+      "copy_retiled",
+      [](const BlockTensor& src, BlockTensor& dst) {
+        nb::gil_scoped_release release;
+        copy_retiled(src, dst);
+      },
+      nb::arg("src"), nb::arg("dst"));
   nb::class_<BlockShape>(m, "BlockShape")
       .def(nb::init<std::vector<SpacePtr>, PermutationGroup, std::vector<int>, int>(),
            nb::arg("spaces"), nb::arg("group"), nb::arg("spin_sides"), nb::arg("irrep"))

@@ -222,9 +222,10 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     """Run the job; returns the results written to JSON. Raises ValueError for bad input and
     NotConvergedError (after writing the results) when the CC iterations did not converge."""
     from tilecc.cc import CCSD, DRCCD, GCCD, IterationRecord
+    from tilecc.cc import checkpoint as ckpt
     from tilecc.host import molecule as host
     from tilecc.host.pyscf import chemical_core
-    from tilecc.host.scf import run_scf
+    from tilecc.host.scf import SCFReport, mean_field, run_scf
 
     validate(opts)
     timings: dict[str, float] = {}
@@ -259,7 +260,14 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             highlight=False,
         )
         restart = False
-    mf, scf_report = run_scf(mol, reference, scf_options(opts))
+    if restart and opts.checkpoint is not None:
+        # The reference is taken from the checkpoint, so that the restart continues on the very
+        # orbitals (phases included) its amplitudes belong to.
+        solution = ckpt.read_scf(opts.checkpoint, ckpt.molecule_identity(mol, reference))
+        mf = solution.apply_to(mean_field(mol, reference))
+        scf_report = SCFReport(strategy=f"read from the checkpoint {opts.checkpoint}")
+    else:
+        mf, scf_report = run_scf(mol, reference, scf_options(opts))
     timings["scf"] = time.perf_counter() - start
     point_group = mol.groupname if mol.symmetry else "C1 (symmetry off)"
     console.print(
@@ -270,9 +278,10 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         highlight=False,
     )
     stability = {True: ", stable", False: ", unstable", None: ""}[scf_report.stable]
+    cycles = f", {scf_report.cycles} cycles" if scf_report.cycles else ""
     console.print(
-        f"{reference.upper()} energy {mf.e_tot:.10f} Eh ({scf_report.strategy}, "
-        f"{scf_report.cycles} cycles{stability})",
+        f"{reference.upper()} energy {mf.e_tot:.10f} Eh ({escape(scf_report.strategy)}"
+        f"{cycles}{stability})",
         highlight=False,
     )
     for note in scf_report.notes:

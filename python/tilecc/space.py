@@ -158,6 +158,24 @@ class Space:
     def energies(self) -> np.ndarray:
         return np.asarray(self._core.energies)
 
+    def retiled(self, tile: int | None = None) -> Space:
+        """The same orbitals, in the same order, cut into tiles of ``tile`` orbitals; None cuts
+        one tile per spin and irrep segment, a tiling that no tile size can change.
+
+        >>> s = Space(irreps=[1, 0, 1, 0, 0], tile=1)
+        >>> s.num_tiles, s.retiled().num_tiles, s.retiled().order
+        (5, 2, [0, 1, 2, 3, 4])
+        """
+        spins = {1: "alpha", -1: "beta", 0: None}
+        return Space(
+            self.irreps,
+            spins=[spins[x] for x in self.spins],
+            energies=self.energies,
+            tile=max(1, self.size) if tile is None else tile,
+            kind=self.kind,
+            name=self.name,
+        )
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Space) and bool(self._core.equals(other._core))
 

@@ -171,6 +171,26 @@ class Tensor:
         add_permuted(out, labels, self, labels, 1.0, 0.0)
         return out
 
+    def retiled(self, tile: int | None = None, name: str = "") -> Tensor:
+        """A copy over the same orbitals cut into tiles of ``tile`` orbitals (None: one tile per
+        spin and irrep segment, the tile-independent form checkpoints store)."""
+        out = Tensor(
+            [s.retiled(tile) for s in self.spaces],
+            self.symmetry,
+            spin_sides=self.spin_sides,
+            irrep=self.irrep,
+            name=name or self.name,
+            context=self.context,
+        )
+        out.copy_retiled_(self)
+        return out
+
+    def copy_retiled_(self, other: Tensor) -> None:
+        """Take ``other``'s values: the same tensor over the same orbitals, tiled otherwise."""
+        self.context.settle(self)
+        other.context.settle(other)
+        _core.copy_retiled(other._core, self._core)
+
     def to_vector(self) -> np.ndarray:
         """The stored (canonical) elements as one vector: the tensor's independent parameters."""
         self.context.settle(self)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tilecc import Space, Tensor, antisymmetric_pairs
 from tilecc.cc import checkpoint as ckpt
 from tilecc.testing import run_cli
 
@@ -60,6 +61,8 @@ def test_restart_at_another_tile_size_reaches_the_same_energy(tmp_path):
         str(resumed),
     )
     assert second.returncode == 0, second.stdout + second.stderr
+    # The restart continues on the checkpoint's own orbitals, without an SCF of its own.
+    assert "read from the checkpoint" in " ".join(second.stdout.split())
     assert energy(resumed) == pytest.approx(energy(straight), abs=1e-10)
 
 
@@ -134,19 +137,68 @@ def test_restart_before_the_first_checkpoint_starts_from_the_beginning(tmp_path)
     assert state.is_file() and json.loads(results.read_text())["converged"]
 
 
+def small_state(cycle: int, e_corr: float, value: float) -> ckpt.State:
+    """A state with a t1 and an antisymmetric t2 over two irreps, filled with ``value``."""
+    o = Space([0, 1, 0], tile=1, kind="occupied", name="o")
+    v = Space([1, 0, 0, 1], tile=1, kind="virtual", name="v")
+    t1 = Tensor([o, v], name="t1")
+    t2 = Tensor([o, o, v, v], antisymmetric_pairs(), name="t2")
+    for t in (t1, t2):
+        t.fill_(value)
+    scf = ckpt.SCFSolution(np.eye(3), np.array([2.0, 2.0, 0.0]), np.arange(3.0), -1.0)
+    return ckpt.State(cycle, e_corr, scf, [t1, t2], [], [], 1)
+
+
 def test_a_failed_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch):
+    import h5py
+
     path = tmp_path / "cc.ckpt"
-    ident = {"format": 1, "method": "ccsd"}
-    good = ckpt.State(1, -0.1, [np.ones((2, 3)), np.ones((2, 2, 3, 3))], [], [], 4)
+    ident = {"format": ckpt.FORMAT, "method": "ccsd"}
+    good = small_state(1, -0.1, 1.0)
     ckpt.save(path, ident, good)
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(np, "savez", broken)
+    monkeypatch.setattr(h5py.Group, "create_dataset", broken)
     with pytest.raises(OSError, match="disk full"):
-        ckpt.save(path, ident, ckpt.State(2, -0.2, [np.zeros((2, 3))], [], [], 4))
+        ckpt.save(path, ident, small_state(2, -0.2, 2.0))
     monkeypatch.undo()
-    back = ckpt.load(path, ident)
+    fresh = small_state(0, 0.0, 0.0)
+    back = ckpt.load(path, ident, fresh.amplitudes)
     assert back.cycle == 1 and back.e_corr == -0.1
+    for mine, theirs in zip(fresh.amplitudes, good.amplitudes, strict=True):
+        assert np.array_equal(mine.to_dense(), theirs.to_dense())
     assert not list(tmp_path.glob(".cc.ckpt.*.tmp"))
+
+
+def test_checkpoint_holds_the_scf_and_segment_blocks_read_back_at_any_tiling(tmp_path):
+    """Stored: one block per spin and irrep segment of each index, canonical and non-zero only
+    (fewer numbers than the dense t2), and the SCF solution; read back into another tiling."""
+    import h5py
+
+    path = tmp_path / "cc.ckpt"
+    state = small_state(3, -0.3, 0.0)
+    for n, t in enumerate(state.amplitudes):
+        t.fill_random_(n + 1)
+    ckpt.save(path, {"format": ckpt.FORMAT}, state)
+    with h5py.File(path, "r") as h5:
+        t2 = h5["amplitudes/1"]
+        assert len(t2["values"]) == state.amplitudes[1].retiled(None).stored_elements
+        assert len(t2["values"]) < state.amplitudes[1].dense_elements
+        assert np.array_equal(h5["scf/mo_occ"][()], [2.0, 2.0, 0.0])
+    assert ckpt.read_scf(path, {"format": ckpt.FORMAT}).e_tot == -1.0
+    coarse = [t.retiled(2) for t in small_state(0, 0.0, 0.0).amplitudes]
+    ckpt.load(path, {"format": ckpt.FORMAT}, coarse)
+    for mine, theirs in zip(coarse, state.amplitudes, strict=True):
+        assert np.abs(mine.to_dense() - theirs.to_dense()).max() < 1e-15
+
+
+def test_damaged_checkpoint_is_one_sentence(tmp_path):
+    path = tmp_path / "cc.ckpt"
+    ckpt.save(path, {"format": ckpt.FORMAT}, small_state(1, -0.1, 1.0))
+    data = bytearray(path.read_bytes())
+    for cut in (len(data) // 2, 100):
+        path.write_bytes(bytes(data[:cut]))
+        with pytest.raises(ValueError, match=r"cannot restart: .* (not a tilecc|damaged)"):
+            ckpt.load(path, {"format": ckpt.FORMAT}, small_state(0, 0.0, 0.0).amplitudes)

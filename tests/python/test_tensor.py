@@ -165,3 +165,20 @@ def test_space_orders_by_spin_then_irrep_then_energy_and_tiles_never_straddle():
 def test_tiles_are_balanced():
     s = tilecc.Space.spatial(10, tile=4)
     assert [e for _, e in s.tiles] == [4, 3, 3]
+
+
+@given(
+    occupied_virtual(),
+    st.sampled_from(sorted(SYMMETRIES)),
+    st.sampled_from([None, 1, 2, 3, 5]),
+)
+def test_retiled_copy_is_the_same_dense_tensor(sp, sym, tile):
+    """copy_retiled gathers each block of the new tiling from the overlapping blocks of the old,
+    through their canonical blocks: the dense tensor is unchanged, whatever the two tilings."""
+    o, v, seed = sp
+    t = tilecc.Tensor([o, o, v, v], SYMMETRIES[sym], name="t")
+    t.fill_random_(seed)
+    again = t.retiled(tile)
+    assert again.spaces[0].num_tiles <= o.size
+    assert np.abs(again.to_dense() - t.to_dense()).max() < 1e-14
+    assert np.abs(again.retiled(o.tile_size).to_dense() - t.to_dense()).max() < 1e-14

@@ -173,15 +173,15 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
     amps = cc.initial_amplitudes(p)
     diis = DIIS(cc.diis_space) if cc.diis_space > 0 else None
     path = Path(cc.checkpoint) if cc.checkpoint is not None else None
-    ident = {**ckpt.identity(cc.mf, cc.method, p.frozen), "formalism": cc.formalism}
+    orbitals = "semicanonical" if getattr(p, "semicanonical", False) else "canonical"
+    ident = {**ckpt.identity(cc.mf, cc.method, p.frozen, orbitals), "formalism": cc.formalism}
+    scf = ckpt.SCFSolution.of(cc.mf)
     first = 1
     if cc.restart and path is not None:
-        state = ckpt.load(path, ident)
-        for tensor, dense in zip(amps, state.amplitudes, strict=True):
-            tensor.from_dense_(dense)
-        if diis is not None and state.diis_tile == cc.tile:
-            diis.restore(state.diis_vectors, state.diis_errors)
-        first = state.cycle + 1
+        restored = ckpt.load(path, ident, amps)
+        if diis is not None and restored.diis_tile == cc.tile:
+            diis.restore(restored.diis_vectors, restored.diis_errors)
+        first = restored.cycle + 1
     e_old = cc.energy(amps, p)
     cc.converged = False
     for cycle in range(first, first + cc.max_cycle):
@@ -199,11 +199,7 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
         cc.cycles = cycle
         if path is not None:
             vectors, errors = diis.history if diis is not None else ([], [])
-            ckpt.save(
-                path,
-                ident,
-                ckpt.State(cycle, e_new, [a.to_dense() for a in amps], vectors, errors, cc.tile),
-            )
+            ckpt.save(path, ident, ckpt.State(cycle, e_new, scf, amps, vectors, errors, cc.tile))
         if cc.callback is not None:
             cc.callback(
                 IterationRecord(cycle, e_new, e_new - e_old, residual, time.perf_counter() - start)

@@ -62,8 +62,6 @@ class SCFReport:
 
 def run_scf(mol: Any, reference: str, options: SCFOptions | None = None) -> tuple[Any, SCFReport]:
     """Converge an RHF, UHF or ROHF reference; a closed-shell RHF needs 2S = 0."""
-    from pyscf import scf
-
     opts = options or SCFOptions()
     opts.validate()
     if reference not in REFERENCES:
@@ -72,8 +70,7 @@ def run_scf(mol: Any, reference: str, options: SCFOptions | None = None) -> tupl
         raise ValueError(
             f"RHF describes closed shells only, but 2S = {mol.spin}; use --reference uhf or rohf."
         )
-    kind = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[reference]
-    mf = kind(mol)
+    mf = mean_field(mol, reference)
     mf.conv_tol, mf.max_cycle, mf.init_guess = opts.conv_tol, opts.max_cycle, opts.guess
     # PySCF writes a chkfile of its own by default; tilecc keeps what it needs in its checkpoint.
     mf.chkfile = None
@@ -83,6 +80,13 @@ def run_scf(mol: Any, reference: str, options: SCFOptions | None = None) -> tupl
     if opts.stability:
         mf = _stable(mf, report)
     return mf, report
+
+
+def mean_field(mol: Any, reference: str) -> Any:
+    """PySCF's unconverged mean-field object of this reference for ``mol``."""
+    from pyscf import scf
+
+    return {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[reference](mol)
 
 
 def _converge(mf: Any, dm0: Any, report: SCFReport) -> Any:
