@@ -8,10 +8,12 @@ from typing import Any
 from job import run
 
 import tilecc
+from tilecc.host.pyscf import chemical_core
 
 
 def ccsd(mf: Any, threads: int) -> tuple[float, Callable[[], float]]:
-    solver = tilecc.CCSD(mf, threads=threads).run()
+    # Frozen core, as the PySCF and Psi4 jobs run it.
+    solver = tilecc.CCSD(mf, frozen=chemical_core(mf.mol), threads=threads).run()
     return solver.e_tot, solver.ccsd_t
 
 

@@ -16,6 +16,7 @@ from pyscf import gto, scf
 
 import tilecc
 from tilecc.cc import RCCSD
+from tilecc.host.pyscf import chemical_core
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "ccsd"))
 from molecules import METHANOL, NITROGEN
@@ -43,7 +44,7 @@ class CcsdIteration:
         if self._mf is None:
             mol = gto.M(atom=self.atoms, basis=self.basis, symmetry=self.symmetry, verbose=0)
             self._mf = scf.RHF(mol).run(conv_tol=1e-10)
-        solver = RCCSD(self._mf, tile=tile, threads=1)
+        solver = RCCSD(self._mf, frozen=chemical_core(self._mf.mol), tile=tile, threads=1)
         problem = solver.build_problem()
         amplitudes = solver.initial_amplitudes(problem)
 
