@@ -13,6 +13,8 @@ A quick look::
     True
 """
 
+import contextlib
+
 from tilecc import _blas, _core, measure  # noqa: F401  (tilecc.measure is public)
 from tilecc.cc import CCD, CCSD, CCSD_T, DRCCD
 from tilecc.context import Context, default_context
@@ -27,7 +29,10 @@ from tilecc.symmetry import (
 )
 from tilecc.tensor import Tensor
 
-_blas.ensure_loaded()
+# A BLAS that will not load must not break the import: `tilecc info` reports why, and the
+# first Context raises the same sentence.
+with contextlib.suppress(ValueError):
+    _blas.ensure_loaded()
 
 __version__ = _core.version()
 

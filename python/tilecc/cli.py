@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from tilecc.context import MAX_THREADS
 
 
 def _info(args: argparse.Namespace, console: Console) -> int:
@@ -18,9 +21,13 @@ def _info(args: argparse.Namespace, console: Console) -> int:
     table = Table(title="tilecc info", show_header=False)
     table.add_column("item", style="bold")
     table.add_column("value")
-    for key, value in info.collect().items():
-        table.add_row(key, value)
+    collected = info.collect()
+    for key, value in collected.items():
+        table.add_row(key, escape(value))
     console.print(table)
+    if "problem" in collected:
+        console.print(f"[red]tilecc: {escape(collected['problem'])}[/red]", highlight=False)
+        return 2
     return 0
 
 
@@ -86,24 +93,30 @@ def _report(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
+#: Counts the core keeps in C ints (tile sizes, quanta, group sizes, iterations).
+_INT_MAX = 2**31 - 1
 
 
-def _whole_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
-    return value
+def _whole_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a number from {low} to {high}, got {value}")
+        return value
+
+    return parse
+
+
+_positive_int = _whole_in(1, _INT_MAX)
+_thread_count = _whole_in(1, MAX_THREADS)
+
+
+_whole_number = _whole_in(0, _INT_MAX)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -202,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="check that the SCF solution is a minimum and leave it if not (default: on)",
     )
     p.add_argument("--tile", type=_positive_int, default=16, help="tile size (orbitals)")
-    p.add_argument("--threads", type=_positive_int, default=None)
+    p.add_argument("--threads", type=_thread_count, default=None)
     p.add_argument("--conv-tol", type=float, default=1e-8, help="energy change threshold (Eh)")
     p.add_argument(
         "--conv-tol-normt", type=float, default=1e-6, help="amplitude residual norm threshold"
@@ -249,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--png", type=Path, help="draw the worker timeline and load balance here")
     p.set_defaults(handler=_report)
     p = sub.add_parser("demo", help="run and check a demonstration contraction")
-    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads")
+    p.add_argument("--threads", type=_thread_count, default=None, help="worker threads")
     p.set_defaults(handler=_demo)
     return parser
 
@@ -257,12 +270,28 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console()
+    # With results on standard output (--json -), the log goes to standard error.
+    console = Console(stderr=str(getattr(args, "json", "")) == "-")
+
+    def show(message: Warning | str, *_: object, **__: object) -> None:
+        console.print(
+            f"[yellow]tilecc: warning: {escape(str(message))}[/yellow]",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    warnings.showwarning = show
     try:
         return int(args.handler(args, console))
     except (ValueError, MemoryError, OSError) as exc:
         console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 2
+    except KeyboardInterrupt:
+        console.print(
+            "[red]tilecc: interrupted; the last checkpoint written, if any, is intact.[/red]",
+            highlight=False,
+        )
+        return 130
 
 
 if __name__ == "__main__":

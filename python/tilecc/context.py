@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from tilecc import _core, wisdom
+from tilecc import _blas, _core, wisdom
 from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
 from tilecc.trace import (
     Decomposition,
@@ -30,16 +31,23 @@ def _available_cores() -> int:
         return os.cpu_count() or 1
 
 
+#: The most worker threads an executor takes (include/tilecc/exec.hpp checks the same).
+MAX_THREADS = 1024
+
+
 def _default_threads() -> int:
-    env = os.environ.get("TILECC_THREADS")
-    if env is None:
+    env = os.environ.get("TILECC_THREADS", "").strip()
+    if not env:  # unset and empty mean the same: all available cores
         return _available_cores()
     try:
         threads = int(env)
     except ValueError:
         threads = 0
-    if threads < 1:
-        raise ValueError(f"TILECC_THREADS must be a whole number of threads >= 1, got {env!r}.")
+    if not 1 <= threads <= MAX_THREADS:
+        raise ValueError(
+            f"TILECC_THREADS must be a whole number of threads from 1 to {MAX_THREADS}, got "
+            f"{env!r}; unset it to use every available core."
+        )
     return threads
 
 
@@ -120,6 +128,10 @@ class Context:
     stats: ContextStats = field(default_factory=ContextStats, init=False)
 
     def __post_init__(self) -> None:
+        _blas.ensure_loaded()
+        # The plan cache, the queue and the executor are not shared between Python threads: the
+        # thread that made the context is the one that may use it (see _check_thread).
+        self._owner = threading.get_ident()
         self._start_runtime()
         self._plans: dict[tuple[object, ...], _PlanEntry] = {}
         self._records: dict[int, ContractionRecord] = {}  # id(plan) -> record; plans stay cached
@@ -143,6 +155,7 @@ class Context:
         ``refine``, ``trace``, ``blas_parallel_task_flops``; ``$TILECC_SLOW_WORKER`` is read
         again) for the tensors already in this context: the executor is rebuilt, and plans and
         statistics start afresh, so that policies can be compared on the same tensors."""
+        self._check_thread()
         valid = (
             "threads", "policy", "quantum", "group_size", "refine", "trace",
             "blas_parallel_task_flops",
@@ -173,9 +186,22 @@ class Context:
         # Task times depend on the threads and the slowed worker: learn them afresh.
         self._corrector = _core.ModelCorrector()
 
+    def _check_thread(self) -> None:
+        if threading.get_ident() != self._owner:
+            raise ValueError(
+                "this tilecc Context was made in another Python thread, and a Context serves "
+                "one thread; make a Context (and its tensors) in each thread that computes."
+            )
+
     def _start_runtime(self) -> None:
-        if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
-            raise ValueError(f"threads must be a whole number >= 1, got {self.threads!r}.")
+        if (
+            isinstance(self.threads, bool)
+            or not isinstance(self.threads, int)
+            or not 1 <= self.threads <= MAX_THREADS
+        ):
+            raise ValueError(
+                f"threads must be a whole number from 1 to {MAX_THREADS}, got {self.threads!r}."
+            )
         if isinstance(self.quantum, bool) or not isinstance(self.quantum, int) or self.quantum < 1:
             raise ValueError(
                 f"quantum (tasks per counter fetch) must be a whole number >= 1, "
@@ -224,6 +250,7 @@ class Context:
     ) -> tuple[int, Any]:
         """The interned core shape (and its id) for this structure: tensors of one structure share
         one shape, and so share plans."""
+        self._check_thread()
         key = (tuple(id(s._core) for s in spaces), generators, spin_sides, irrep)
         found = self._shapes.get(key)
         if found is None:
@@ -245,6 +272,7 @@ class Context:
         """The cached plan for c += a * b, built now if it is not yet; each argument is (shape id,
         shape, labels, name). The ``tce`` policy gets NWChem TCE's task layout, every other
         policy the inspector's."""
+        self._check_thread()
         return self._built_entry(c, a, b).plan
 
     def _built_entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
@@ -348,6 +376,7 @@ class Context:
         >>> float(c.to_dense()[0, 0])
         4.0
         """
+        self._check_thread()
         self._deferring += 1
         try:
             yield
@@ -362,6 +391,7 @@ class Context:
 
     def submit(self, operation: Callable[[], object], tensors: Iterable[Any]) -> None:
         """Run ``operation`` (which touches ``tensors``) now, or queue it in a deferred block."""
+        self._check_thread()
         if not self._deferring:
             operation()
             return
@@ -379,6 +409,7 @@ class Context:
     ) -> None:
         """Tensors c += alpha * a * b (``specs`` in the order c, a, b), now, or queued in a
         deferred block with its plan built when the block ends."""
+        self._check_thread()
         if not self._deferring:
             self._contract([QueuedContraction(self._built_entry(*specs), alpha, c, a, b)])
             return
@@ -387,6 +418,7 @@ class Context:
 
     def settle(self, tensor: Any) -> None:
         """Before ``tensor`` is read or changed outside the queue: run the queue if it holds it."""
+        self._check_thread()
         if id(tensor) in self._queued_tensors:
             self.run_queue()
 
@@ -525,13 +557,14 @@ class Context:
         self._recorder.write(Path(path))
 
 
-_default: Context | None = None
+_defaults = threading.local()
 
 
 def default_context() -> Context:
     """The context used by tensors created without one (threads from $TILECC_THREADS, else all
-    available cores)."""
-    global _default
-    if _default is None:
-        _default = Context()
-    return _default
+    available cores); one per Python thread, since a context serves one thread."""
+    context: Context | None = getattr(_defaults, "context", None)
+    if context is None:
+        context = Context()
+        _defaults.context = context
+    return context

@@ -10,22 +10,37 @@ from tilecc.context import default_context
 
 
 def collect() -> dict[str, str]:
-    """Version, BLAS, kernels, threads and build options, as strings."""
-    _blas.ensure_loaded()
-    blas = _core.blas_info()
-    ctx = default_context()
-    return {
+    """Version, BLAS, kernels, threads and build options, as strings. A BLAS or thread setting
+    that does not work is reported in place of what it would have shown (``problem``), so that
+    this is the command that diagnoses it."""
+    out = {
         "tilecc": _core.version(),
         "python": platform.python_version(),
         "cpu features": _core.cpu_features(),
+    }
+    try:
+        _blas.ensure_loaded()
+    except ValueError as exc:
+        out["BLAS library"] = "not loaded"
+        out["problem"] = str(exc)
+        out["build"] = _core.build_flags()
+        return out
+    blas = _core.blas_info()
+    out |= {
         "BLAS library": blas["library"],
         "BLAS vendor": blas["vendor"],
         "BLAS kernels": blas["core"] or "(not reported)",
         "BLAS kernel choice": blas["core_choice"],
         "BLAS config": blas["config"] or "(not reported)",
         "permute kernel": _core.permute_kernel_name(),
-        "threads": f"{ctx.threads} (TILECC_THREADS={os.environ.get('TILECC_THREADS', 'unset')}; "
-        "BLAS runs single-threaded inside tasks)",
-        "policy": f"{ctx.policy} (available: {', '.join(_core.policy_names())})",
-        "build": _core.build_flags(),
     }
+    setting = f"TILECC_THREADS={os.environ.get('TILECC_THREADS', 'unset')}"
+    try:
+        ctx = default_context()
+        out["threads"] = f"{ctx.threads} ({setting}; BLAS runs single-threaded inside tasks)"
+        out["policy"] = f"{ctx.policy} (available: {', '.join(_core.policy_names())})"
+    except ValueError as exc:
+        out["threads"] = f"cannot start ({setting})"
+        out["problem"] = str(exc)
+    out["build"] = _core.build_flags()
+    return out

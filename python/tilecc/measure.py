@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tilecc import _blas, _core
-from tilecc.atomic import replaced_atomically
 from tilecc.context import Context
+from tilecc.files import replaced_atomically
 
 
 def dgemm_gflops(threads: int, n: int = 3072, repeats: int = 5) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tilecc.trace import PHASES, Decomposition, TraceSummary, read_trace
@@ -94,21 +95,20 @@ def draw(summary: TraceSummary, path: Path) -> None:
         ncol=len(PHASES),
     )
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    from tilecc.atomic import replaced_atomically
+    from tilecc.files import replaced_atomically
 
-    with replaced_atomically(path, "wb") as f:
+    with replaced_atomically(path, "wb", what="chart") as f:
         fig.savefig(f, format="png", dpi=110)
     plt.close(fig)
 
 
 def run(trace: Path, png: Path | None, console: Console) -> None:
-    if png is not None:
-        from tilecc.run import check_writable
+    from tilecc.files import check_outputs
 
-        check_writable(png, "chart")
+    check_outputs({"trace": trace}, {"chart": png})
     summary = read_trace(trace)
     console.print(decomposition_table(summary))
     console.print(worker_table(summary))
     if png is not None:
         draw(summary, png)
-        console.print(f"charts written to {png}")
+        console.print(f"charts written to {escape(str(png))}", highlight=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -16,10 +15,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from tilecc import _core
-from tilecc.atomic import replaced_atomically
+from tilecc.cc.solver import check_iteration_options
 from tilecc.context import Context
+from tilecc.files import check_outputs, exclusive_lock, is_special, replaced_atomically
 from tilecc.host.scf import SCFOptions
 from tilecc.trace import Decomposition
+from tilecc.wisdom import wisdom_path
 
 METHODS = ("ccd", "ccsd", "ccsd(t)", "drccd")
 AVAILABLE = METHODS
@@ -67,23 +68,9 @@ class NotConvergedError(RuntimeError):
     """The CC iterations stopped at max_iter; the results were still written."""
 
 
-def check_writable(path: Path, what: str) -> None:
-    """Fail now, not after the calculation, if ``path`` cannot be written."""
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise ValueError(f"cannot write the {what} {path}: folder {directory} does not exist.")
-    if path.is_dir():
-        raise ValueError(f"cannot write the {what} {path}: it is a folder.")
-    try:
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".tilecc-probe-"):
-            pass
-    except OSError as exc:
-        raise ValueError(f"cannot write the {what} {path}: {exc.strerror or exc}.") from None
-
-
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
-    """Never a half-written results file (see tilecc.atomic)."""
-    with replaced_atomically(path) as f:
+    """Never a half-written results file (see tilecc.files)."""
+    with replaced_atomically(path, what="JSON results file") as f:
         json.dump(data, f, indent=2)
         f.write("\n")
 
@@ -96,12 +83,12 @@ def validate(opts: RunOptions) -> None:
             f"method {opts.method!r} is not available in this version of tilecc yet; "
             f"use one of {', '.join(AVAILABLE)}."
         )
-    if opts.tile < 1:
-        raise ValueError(f"--tile must be a positive number of orbitals, got {opts.tile}.")
-    if opts.max_iter < 1:
-        raise ValueError(f"--max-iter must be at least 1, got {opts.max_iter}.")
-    if not opts.conv_tol > 0 or not opts.conv_tol_normt > 0:
-        raise ValueError("convergence thresholds must be positive numbers.")
+    check_iteration_options(
+        tile=opts.tile,
+        conv_tol=opts.conv_tol,
+        conv_tol_normt=opts.conv_tol_normt,
+        max_cycle=opts.max_iter,
+    )
     if opts.reference is not None and opts.reference not in ("rhf", "uhf", "rohf"):
         raise ValueError(f"unknown reference {opts.reference!r}; use rhf, uhf or rohf.")
     policies = _core.policy_names()
@@ -115,14 +102,26 @@ def validate(opts: RunOptions) -> None:
         raise ValueError(
             f"--group-size must be a whole number of workers >= 1, got {opts.group_size}."
         )
-    if opts.json is not None:
-        check_writable(opts.json, "JSON results file")
-    if opts.trace is not None:
-        check_writable(opts.trace, "trace file")
     if opts.restart and opts.checkpoint is None:
         raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
-    if opts.checkpoint is not None:
-        check_writable(opts.checkpoint, "checkpoint")
+    if opts.checkpoint is not None and is_special(opts.checkpoint):
+        raise ValueError(
+            f"the checkpoint must be a regular file, not {opts.checkpoint}; give a file path."
+        )
+    basis = Path(opts.basis)
+    check_outputs(
+        {
+            "molecule file": opts.molecule,
+            "basis file": basis if basis.is_file() else None,
+            "SCF chkfile": opts.scf_chkfile,
+            "wisdom file": wisdom_path(),
+        },
+        {
+            "JSON results file": opts.json,
+            "trace file": opts.trace,
+            "checkpoint": opts.checkpoint,
+        },
+    )
     if opts.frozen is not None:
         if opts.frozen < 0:
             raise ValueError(f"--frozen must be a number of orbitals >= 0, got {opts.frozen}.")
@@ -260,6 +259,11 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             highlight=False,
         )
         restart = False
+    if opts.checkpoint is not None:
+        # Refused now rather than after the SCF when another running job writes this checkpoint
+        # (the solver holds the lock while it iterates).
+        with exclusive_lock(opts.checkpoint, "checkpoint", wait=False):
+            pass
     if restart and opts.checkpoint is not None:
         # The reference is taken from the checkpoint, so that the restart continues on the very
         # orbitals (phases included) its amplitudes belong to.
@@ -326,7 +330,8 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # reported below, as a result
+        # Reported below, as a result; every other warning (wisdom, SCF) reaches the user.
+        warnings.filterwarnings("ignore", message=".*did not converge", category=RuntimeWarning)
         cc.run()
     timings["cc"] = time.perf_counter() - cc_start - cc.context.stats.inspector_seconds
     timings["inspector"] = cc.context.stats.inspector_seconds

@@ -20,6 +20,7 @@ which belong to no one contraction, are shared out by each one's part of the wor
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from tilecc import _core
-from tilecc.atomic import replaced_atomically
+from tilecc.files import read_text_input, replaced_atomically
 
 PHASES: tuple[str, ...] = tuple(_core.phase_names())
 #: The row of a trace beside the workers': one slice per run.
@@ -260,15 +261,21 @@ class TraceSummary:
         return d
 
 
+#: More workers than a trace can honestly hold (threads x ranks of any machine we run on).
+MAX_TRACE_WORKERS = 1 << 16
+
+
 def read_trace(path: Path) -> TraceSummary:
     """Read a trace written by :class:`TraceRecorder`; refuses anything else in one sentence."""
+    text = read_text_input(Path(path), "trace")
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(text)
         meta = data["otherData"]
-        return _summarise(data["traceEvents"], int(meta["threads"]), str(meta["policy"]))
-    except FileNotFoundError:
-        raise ValueError(f"cannot read the trace {path}: no such file.") from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        threads = int(meta["threads"])
+        if not 1 <= threads <= MAX_TRACE_WORKERS:
+            raise ValueError(f"it claims {threads} workers")
+        return _summarise(data["traceEvents"], threads, str(meta["policy"]))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise ValueError(
             f"{path} is not a tilecc trace ({type(exc).__name__}: {exc}); write one with "
             f"tilecc run ... --trace PATH."
@@ -291,6 +298,8 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
         if e.get("ph") != "X":
             continue
         cat, dur = e.get("cat"), float(e["dur"]) * 1e-6
+        if not math.isfinite(dur) or dur < 0:
+            raise ValueError(f"an event lasts {e['dur']!r} us")
         if cat == "run":
             run_names[e["args"]["run"]] = list(e["args"]["contractions"])
             run_workers[e["args"]["run"]] = int(e["args"]["workers"])
@@ -300,7 +309,9 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
             if segment >= 0:
                 key = (run, segment)
                 per_segment_phases.setdefault(key, dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
-            per_worker.setdefault(e["tid"], dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
+            if not (isinstance(e["tid"], int) and 0 <= e["tid"] < threads):
+                raise ValueError(f"an event's worker {e['tid']!r} is not one of its {threads}")
+            per_worker[e["tid"]][e["name"]] += dur
             slices.append((int(e["tid"]), e["name"], float(e["ts"]) * 1e-6, dur))
         elif cat == "inspector":
             name = e["name"].removeprefix("inspect ")

@@ -24,13 +24,15 @@ import numpy as np
 from scipy.optimize import nnls
 
 from tilecc import _blas, _core
-from tilecc.atomic import replaced_atomically
+from tilecc.files import exclusive_lock, is_special, read_text_input, replaced_atomically
 
 FORMAT = "tilecc-wisdom"
 VERSION = 2  # 2: models linear in the kernels' work (1: quadratics in log sizes)
 _REPEATS = 5
 _KINDS = 3  # PermuteKind: copy, runs, transpose
 
+#: Wisdom is a few kilobytes per machine; a larger file is not wisdom.
+MAX_WISDOM_BYTES = 16 << 20
 # One process reads the file once per path.
 _models: dict[Path, Any] = {}
 
@@ -151,41 +153,64 @@ def _valid_entry(entry: Any) -> bool:
     )
 
 
-def _read(path: Path) -> dict[str, Any]:
-    """The file's entries; {} when it does not exist. Anything else that is not tilecc wisdom is
-    reported and treated as empty, so it gets rebuilt."""
+class _NotWisdomError(ValueError):
+    """The file is someone else's: it is read around, and never overwritten."""
+
+
+def _read(path: Path, warn: bool = True) -> dict[str, Any]:
+    """The file's entries; {} when it does not exist. Wisdom of another version or with broken
+    entries is reported and treated as empty, so that it is rebuilt; a file that is not tilecc
+    wisdom at all raises _NotWisdomError."""
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError("it is not a tilecc wisdom file")
+        text = read_text_input(path, "wisdom file", limit=MAX_WISDOM_BYTES)
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise _NotWisdomError(f"it is not a tilecc wisdom file ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _NotWisdomError("it is not a tilecc wisdom file")
+    try:
         if data.get("version") != VERSION:
             raise ValueError(f"it has version {data.get('version')!r}, not {VERSION}")
         entries = data.get("entries")
         if not isinstance(entries, dict):
             raise ValueError("it has no entries")
         return entries
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        warnings.warn(
-            f"ignoring the wisdom file {path} ({exc}); recalibrating the cost model and "
-            f"rewriting it.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+    except ValueError as exc:
+        if warn:
+            warnings.warn(
+                f"ignoring the wisdom file {path} ({exc}); recalibrating the cost model and "
+                f"rewriting it.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         return {}
 
 
-def _write(path: Path, entries: dict[str, Any]) -> None:
+def _add_entry(path: Path, key: str, entry: dict[str, Any]) -> None:
+    """Add ``entry`` under ``key``: read, merge and write under the file's lock, so that two
+    processes calibrating at once both keep their entries."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with replaced_atomically(path) as f:
-            json.dump({"format": FORMAT, "version": VERSION, "entries": entries}, f, indent=2)
-            f.write("\n")
-    except OSError as exc:
+        with exclusive_lock(path, "wisdom file", wait=True):
+            entries = _read(path, warn=False)
+            entries[key] = entry
+            with replaced_atomically(path, what="wisdom file") as f:
+                json.dump({"format": FORMAT, "version": VERSION, "entries": entries}, f, indent=2)
+                f.write("\n")
+    except _NotWisdomError as exc:
         warnings.warn(
-            f"cannot write the wisdom file {path} ({exc.strerror or exc}); the cost model "
-            f"will be calibrated again next time. Set TILECC_WISDOM to a writable path.",
+            f"the wisdom file {path} is not one tilecc wrote ({exc}), so it is left as it is; "
+            f"the cost model will be calibrated again next time. Point TILECC_WISDOM elsewhere.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        warnings.warn(
+            f"cannot write the wisdom file {path} ({reason}); the cost model will be calibrated "
+            f"again next time. Set TILECC_WISDOM to a writable path.",
             RuntimeWarning,
             stacklevel=3,
         )
@@ -206,7 +231,15 @@ def cost_model(path: Path | None = None) -> Any:
     if model is not None:
         return model
     key = machine_key()
-    entries = _read(path)
+    try:
+        entries = _read(path)
+    except _NotWisdomError as exc:
+        warnings.warn(
+            f"ignoring the wisdom file {path} ({exc}); recalibrating the cost model.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        entries = {}
     entry = entries.get(key)
     if entry is not None and not _valid_entry(entry):
         warnings.warn(
@@ -217,8 +250,8 @@ def cost_model(path: Path | None = None) -> Any:
         entry = None
     if entry is None:
         entry = calibrate()
-        entries[key] = entry
-        _write(path, entries)
+        if not is_special(path):  # /dev/null and the like keep nothing, and are not locked
+            _add_entry(path, key, entry)
     model = model_from(entry)
     _models[path] = model
     return model

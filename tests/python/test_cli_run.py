@@ -115,9 +115,9 @@ def write(tmp_path: Path, text: str) -> str:
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--basis", "no-such-basis"], "basis 'no-such-basis'"),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--spin", "1"], "2 electrons cannot have 2S = 1"),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--charge", "2"], "leaves 0 electrons"),
-        ("1\n\nH 0 0 0\n", ["--spin", "1", "--reference", "rhf"], "RHF describes closed shells"),
+        ("1\n\nLi 0 0 0\n", ["--spin", "1", "--reference", "rhf"], "RHF describes closed shells"),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--method", "ccsdt"], "unknown method 'ccsdt'"),
-        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--tile", "0"], "expected a number >= 1"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--tile", "0"], "expected a number from 1 to"),
         (
             "2\n\nH 0 0 0\nH 0 0 0.74\n",
             ["--json", "/nonexistent/dir/out.json"],

@@ -222,13 +222,23 @@ def fresh_wisdom(tmp_path, monkeypatch):
     "content",
     ["{not json", '{"format": "someone-else", "entries": {}}', "[1, 2, 3]", "\x00\xff"],
 )
-def test_corrupt_or_foreign_wisdom_is_ignored_and_rebuilt(fresh_wisdom, content):
+def test_a_file_that_is_not_wisdom_is_ignored_and_never_overwritten(fresh_wisdom, content):
+    """$TILECC_WISDOM may name a user's own file by mistake: it is reported, read around, and
+    left exactly as it was."""
     fresh_wisdom.write_text(content)
-    with pytest.warns(RuntimeWarning, match="ignoring the wisdom file"):
+    with pytest.warns(RuntimeWarning, match="ignoring the wisdom file") as caught:
         model = wisdom.cost_model()
     assert model.gemm_seconds(64, 64, 64) > 0
+    assert any("left as it is" in str(w.message) for w in caught)
+    assert fresh_wisdom.read_text() == content
+
+
+def test_wisdom_of_another_version_is_rebuilt(fresh_wisdom):
+    fresh_wisdom.write_text(json.dumps({"format": wisdom.FORMAT, "version": -1, "entries": {}}))
+    with pytest.warns(RuntimeWarning, match="ignoring the wisdom file .* version -1"):
+        wisdom.cost_model()
     rebuilt = json.loads(fresh_wisdom.read_text())
-    assert rebuilt["format"] == wisdom.FORMAT and wisdom.machine_key() in rebuilt["entries"]
+    assert rebuilt["version"] == wisdom.VERSION and wisdom.machine_key() in rebuilt["entries"]
 
 
 def test_invalid_wisdom_entry_is_recalibrated(fresh_wisdom):

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecc.atomic import replaced_atomically
+from tilecc.files import replaced_atomically
 from tilecc.tensor import Tensor
 
 FORMAT = 3

@@ -7,6 +7,8 @@ equations) and ``energy``. Everything else, including checkpoint/restart, lives 
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
 import warnings
 from collections.abc import Callable
@@ -20,6 +22,7 @@ from tilecc import _core
 from tilecc.cc import checkpoint as ckpt
 from tilecc.cc.diis import DIIS
 from tilecc.context import Context
+from tilecc.files import exclusive_lock
 from tilecc.tensor import Tensor
 
 
@@ -77,10 +80,13 @@ class AmplitudeSolver:
     formalism: ClassVar[str] = "spin-orbital"
 
     def __post_init__(self) -> None:
-        if isinstance(self.tile, bool) or not isinstance(self.tile, int) or self.tile < 1:
-            raise ValueError(f"tile must be a whole number of orbitals >= 1, got {self.tile!r}.")
-        if self.max_cycle < 1:
-            raise ValueError(f"max_cycle must be at least 1, got {self.max_cycle}.")
+        check_iteration_options(
+            tile=self.tile,
+            conv_tol=self.conv_tol,
+            conv_tol_normt=self.conv_tol_normt,
+            max_cycle=self.max_cycle,
+            diis_space=self.diis_space,
+        )
         if self.restart and self.checkpoint is None:
             raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
         runtime: dict[str, Any] = {
@@ -106,11 +112,18 @@ class AmplitudeSolver:
         return None if self.e_t is None else self.e_tot + self.e_t
 
     def run(self) -> AmplitudeSolver:
-        with self.context.holding_cores():
+        with self.context.holding_cores(), self.checkpoint_lock():
             iterate(self)
             if self.with_t and self.converged:
                 self.ccsd_t()
         return self
+
+    def checkpoint_lock(self) -> contextlib.AbstractContextManager[None]:
+        """Held while the iterations write the checkpoint: a second job given the same file is
+        refused rather than overwriting this one's."""
+        if self.checkpoint is None:
+            return contextlib.nullcontext()
+        return exclusive_lock(Path(self.checkpoint), "checkpoint", wait=False)
 
     def ccsd_t(self, progress: Callable[[int, int], None] | None = None) -> float:
         """The (T) correction of the converged amplitudes; also stored as ``e_t``.
@@ -138,6 +151,29 @@ class AmplitudeSolver:
 
     def triples_energy(self, progress: Callable[[int, int], None] | None) -> float:
         raise ValueError(f"(T) is defined on CCSD amplitudes, not {self.method.upper()}.")
+
+
+def _whole(value: Any, name: str, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be a whole number >= {low}, got {value!r}.")
+
+
+def check_iteration_options(
+    *, tile: Any, conv_tol: Any, conv_tol_normt: Any, max_cycle: Any, diis_space: Any = 6
+) -> None:
+    """The one check of the iteration options, for the API and the command line alike (the CLI
+    calls it before anything runs, naming its own flags in the sentence's place)."""
+    _whole(tile, "tile", 1)
+    _whole(max_cycle, "max_cycle", 1)
+    _whole(diis_space, "diis_space", 0)
+    for name, value in (("conv_tol", conv_tol), ("conv_tol_normt", conv_tol_normt)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.floating))
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
 
 
 class SinglesAndDoubles:

@@ -14,6 +14,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from tilecc.files import read_text_input
+
+#: An XYZ file larger than this is not a molecule tilecc could treat (a million atoms).
+MAX_XYZ_BYTES = 64 << 20
 #: The point groups tilecc's blocks can use: D2h and its subgroups (irrep products by XOR).
 POINT_GROUPS = ("D2h", "C2h", "C2v", "D2", "Cs", "Ci", "C2", "C1")
 #: Linear molecules' groups, whose D2h-subgroup each is run in (as Psi4 and NWChem do): PySCF's
@@ -44,6 +50,11 @@ def read_xyz(path: str | Path) -> list[tuple[str, float, float, float]]:
     if count < 1:
         raise ValueError(f"{p}, line 1: the number of atoms must be at least 1, got {count}.")
     body = [(n + 1, line) for n, line in enumerate(lines) if n >= 2 and line.strip()]
+    if len(body) == count - 1 and len(lines) > 1 and _looks_like_atom(lines[1]):
+        raise ValueError(
+            f"{p}, line 2: an XYZ file's second line is a comment (it may be empty), but this "
+            f"one is an atom; insert a comment line after the atom count."
+        )
     if len(body) != count:
         raise ValueError(f"{p}: line 1 announces {count} atoms but the file lists {len(body)}.")
     atoms = []
@@ -66,6 +77,17 @@ def read_xyz(path: str | Path) -> list[tuple[str, float, float, float]]:
             raise ValueError(f"{p}, line {number}: coordinates must be finite numbers.")
         atoms.append((symbol, x, y, z))
     return atoms
+
+
+def _looks_like_atom(line: str) -> bool:
+    fields = line.split()
+    if len(fields) < 4 or _nuclear_charge(fields[0]) is None:
+        return False
+    try:
+        [float(f) for f in fields[1:4]]
+    except ValueError:
+        return False
+    return True
 
 
 def read_charge_and_multiplicity(path: str | Path) -> tuple[int | None, int | None]:
@@ -112,12 +134,7 @@ def _integer_key(p: Path, keys: dict[str, str], *names: str) -> int | None:
 
 
 def _lines(p: Path) -> list[str]:
-    try:
-        return p.read_text().splitlines()
-    except OSError as exc:
-        raise ValueError(f"cannot read the molecule file {p}: {exc.strerror or exc}.") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{p} is not a text XYZ file.") from None
+    return read_text_input(p, "molecule file", limit=MAX_XYZ_BYTES).splitlines()
 
 
 def build_molecule(
@@ -155,11 +172,39 @@ def build_molecule(
             f"{parity} number of electrons 2S must be {parity} and between 0 and "
             f"{electrons}; check --charge and --spin."
         )
+    _refuse_coincident_atoms(atoms, unit)
     _build(mol, basis, point_group)
     if point_group is None and mol.symmetry and mol.groupname in _LINEAR_SUBGROUP:
         mol.symmetry = _LINEAR_SUBGROUP[mol.groupname]
         _build(mol, basis, mol.symmetry)
+    if mol.nao <= max(mol.nelec):
+        raise ValueError(
+            f"{mol.nelectron} electrons in {mol.nao} orbitals of basis {basis!r} leave no virtual "
+            f"orbital to correlate into; use a larger basis set."
+        )
     return mol
+
+
+#: Atoms closer than this (bohr) are a mistake in the input, not a molecule.
+MIN_DISTANCE_BOHR = 0.1
+
+
+def _refuse_coincident_atoms(atoms: list[tuple[str, float, float, float]], unit: str) -> None:
+    """Atom pairs closer than MIN_DISTANCE_BOHR, named by their place in the file."""
+    from pyscf.data.nist import BOHR
+
+    xyz = np.array([a[1:] for a in atoms], dtype=float)
+    if unit == "angstrom":
+        xyz = xyz / BOHR
+    distances = np.linalg.norm(xyz[:, None, :] - xyz[None, :, :], axis=-1)
+    np.fill_diagonal(distances, np.inf)
+    i, j = np.unravel_index(int(np.argmin(distances)), distances.shape)
+    if distances[i, j] < MIN_DISTANCE_BOHR:
+        first, second = sorted((int(i), int(j)))
+        raise ValueError(
+            f"atoms {first + 1} ({atoms[first][0]}) and {second + 1} ({atoms[second][0]}) are "
+            f"{distances[i, j]:.3g} bohr apart; two atoms cannot coincide, check the coordinates."
+        )
 
 
 def _build(mol: Any, basis: str, point_group: str | None) -> None:
@@ -264,10 +309,7 @@ def read_nwchem_basis(path: Path, symbols: list[str]) -> dict[str, Any]:
     just the shells), so that every atom gets its own element's shells only."""
     from pyscf import gto
 
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read the basis file {path}: {exc}.") from None
+    text = read_text_input(path, "basis file")
     shells: dict[str, list[str]] = {}
     current: list[str] | None = None
     in_ecp = False
