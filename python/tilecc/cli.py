@@ -43,7 +43,7 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from tilecc.run import NotConvergedError, RunOptions, run
+    from tilecc.run import NotConvergedError, ResultsNotWrittenError, RunOptions, run
 
     opts = RunOptions(
         molecule=args.molecule,
@@ -80,6 +80,9 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     )
     try:
         run(opts, console)
+    except ResultsNotWrittenError as exc:
+        console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        return 4
     except NotConvergedError as exc:
         console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 3

@@ -17,6 +17,7 @@ length the temporary will have.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import secrets
 import stat
@@ -35,8 +36,26 @@ _SUFFIX_CHARS = 16
 
 
 def _temporary_name(path: Path) -> Path:
-    """The temporary a write of ``path`` goes through: beside it, hidden, of a fixed length."""
-    return path.with_name(f".{path.name}.{secrets.token_hex(_SUFFIX_CHARS // 2)}.tmp")
+    """The temporary a write of ``path`` goes through: beside it, hidden, of a fixed length,
+    naming the process that writes it (so that one a killed process left behind is known)."""
+    token = secrets.token_hex(_SUFFIX_CHARS // 2)
+    return path.with_name(f".{path.name}.{os.getpid():010d}-{token}.tmp")
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporaries of ``path`` whose writers are no longer running (killed during a
+    write, they could not remove their own)."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*-*.tmp"):
+        pid_text = tmp.name[len(path.name) + 2 :].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        except OSError:
+            continue  # alive, but another user's
 
 
 def _resolved(path: Path) -> Path:
@@ -60,7 +79,10 @@ def _refuse_unwritable(path: Path, what: str) -> None:
         raise ValueError(f"cannot write the {what} {path}: it is a folder; give a file name.")
     if not stat.S_ISREG(info.st_mode):
         return  # devices and FIFOs are streamed to
-    if not os.access(path, os.W_OK):
+    # The mode bits, not access(): root may write anything, but a read-only file says "keep me".
+    if not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
+        path, os.W_OK
+    ):
         raise ValueError(
             f"cannot write the {what} {path}: the file is read-only; make it writable or give "
             f"another path."
@@ -109,6 +131,7 @@ def replaced_atomically(path: Path, mode: str = "w", what: str = "file") -> Iter
         permissions = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         permissions = 0o666 & ~_umask()
+    _remove_stale_temporaries(target)
     tmp = _temporary_name(target)
     fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:

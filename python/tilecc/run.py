@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -73,6 +75,31 @@ def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     with replaced_atomically(path, what="JSON results file") as f:
         json.dump(data, f, indent=2)
         f.write("\n")
+
+
+class ResultsNotWrittenError(OSError):
+    """The job ran, but its results file could not be written; they were kept elsewhere."""
+
+
+def keep_results(path: Path, results: dict[str, Any], console: Console) -> None:
+    """Write the results to ``path``; when that fails at the end of a job (a full disk, a
+    folder gone), keep them in a file in the temporary folder, or else on standard output, say
+    where, and raise ResultsNotWrittenError so that the exit code tells a script."""
+    try:
+        write_json_atomically(path, results)
+        return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    fallback = Path(tempfile.gettempdir()) / f"tilecc-results-{os.getpid()}.json"
+    try:
+        write_json_atomically(fallback, results)
+        where = f"they are in {fallback}"
+    except (OSError, ValueError):
+        console.print(json.dumps(results, indent=2), highlight=False, markup=False)
+        where = "they are printed above"
+    raise ResultsNotWrittenError(
+        f"the job finished but its results could not be written to {path} ({reason}); {where}."
+    )
 
 
 def validate(opts: RunOptions) -> None:
@@ -421,10 +448,20 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
     console.print(table)
     console.print(decomposition_table(cc.context))
     if opts.trace is not None:
-        cc.context.write_trace(opts.trace)
-        console.print(f"trace written to {opts.trace} (open it in ui.perfetto.dev)")
+        try:
+            cc.context.write_trace(opts.trace)
+            console.print(
+                f"trace written to {escape(str(opts.trace))} (open it in ui.perfetto.dev)",
+                highlight=False,
+            )
+        except OSError as exc:
+            console.print(
+                f"[red]tilecc: cannot write the trace {escape(str(opts.trace))} "
+                f"({escape(exc.strerror or str(exc))}); the results are kept.[/red]",
+                highlight=False,
+            )
     if opts.json is not None:
-        write_json_atomically(opts.json, results)
+        keep_results(opts.json, results, console)
     if not cc.converged:
         raise NotConvergedError(
             f"{opts.method.upper()} did not converge in {opts.max_iter} "

@@ -191,6 +191,29 @@ class Tensor:
         other.context.settle(other)
         _core.copy_retiled(other._core, self._core)
 
+    def packed_weights(self) -> np.ndarray:
+        """For each element of :meth:`to_vector`, the square root of the number of dense elements
+        it stands for (its block's orbit under the symmetry group; diagonal blocks are stored
+        whole, so their elements stand for one each), so that ``(w * x) @ (w * y)`` is the dense
+        tensors' dot product at any tile size.
+
+        >>> from tilecc import antisymmetric
+        >>> o = Space.spatial(3, tile=2, kind="occupied", name="o")
+        >>> t = Tensor([o, o], symmetry=[antisymmetric(2, 0, 1)], name="t")
+        >>> t.fill_(1.0)
+        >>> packed, dense = t.packed_weights() * t.to_vector(), t.to_dense().ravel()
+        >>> float(packed @ packed), float(dense @ dense)
+        (6.0, 6.0)
+        """
+        shape = self._shape
+        tiles = [space.tiles for space in self.spaces]
+        sizes = [
+            int(np.prod([tiles[k][t][1] for k, t in enumerate(shape.block_tiles(b))]))
+            for b in range(shape.num_blocks)
+        ]
+        orbits = [shape.orbit_size(b) for b in range(shape.num_blocks)]
+        return np.repeat(np.sqrt(np.asarray(orbits, dtype=float)), sizes)
+
     def to_vector(self) -> np.ndarray:
         """The stored (canonical) elements as one vector: the tensor's independent parameters."""
         self.context.settle(self)
@@ -257,8 +280,12 @@ class Tensor:
             view[...] = values
 
     def norm(self) -> float:
-        """The Frobenius norm of the dense tensor (symmetric images included)."""
-        return math.sqrt(max(0.0, self.dot(self)))
+        """The Frobenius norm of the dense tensor (symmetric images included); NaN when an
+        element is NaN, infinite when one is infinite."""
+        square = self.dot(self)
+        if math.isnan(square):
+            return square
+        return math.sqrt(max(0.0, square))  # rounding can make an exact 0 slightly negative
 
     def dot(self, other: Tensor) -> float:
         """sum_x self[x] * other[x] over the dense tensors."""

@@ -146,7 +146,7 @@ def small_state(cycle: int, e_corr: float, value: float) -> ckpt.State:
     for t in (t1, t2):
         t.fill_(value)
     scf = ckpt.SCFSolution(np.eye(3), np.array([2.0, 2.0, 0.0]), np.arange(3.0), -1.0)
-    return ckpt.State(cycle, e_corr, scf, [t1, t2], [], [], 1)
+    return ckpt.State(cycle, e_corr, scf, [t1, t2], [], [], False)
 
 
 def test_a_failed_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch):

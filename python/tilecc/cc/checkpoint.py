@@ -7,11 +7,13 @@ the same SCF solution again:
 - ``/amplitudes/<n>``: each amplitude tensor's canonical non-zero blocks, cut one block per spin
   and irrep segment of each index (``Tensor.retiled(None)``), so that what is stored depends on
   neither the tile size, nor the thread count, nor the policy; ``values`` are the blocks one
-  after the other and ``blocks`` their segment tuples, which a restart checks;
-- ``/diis``: the DIIS history as packed vectors with the tile size they were packed at (a restart
-  at another tile size starts DIIS afresh, and converges to the same energy);
+  after the other, ``blocks`` their segment tuples and ``extents`` their sizes, which a restart
+  checks;
+- ``/diis``: the DIIS history, as vectors over the same segment tiling (cc/vector.py), so that a
+  restart at another tile size keeps it;
 - attributes: the format, the identity of the calculation (molecule, basis, reference, method,
-  frozen orbitals, point group...; a restart must match it exactly), the cycle and energy.
+  frozen orbitals, point group...; a restart must match it exactly), the cycle and energy, and
+  whether the iterations had converged (a restart then goes straight on to (T)).
 
 Every dataset carries HDF5's Fletcher-32 checksum, so a corrupted file is refused on reading.
 """
@@ -32,6 +34,10 @@ from tilecc.files import replaced_atomically
 from tilecc.tensor import Tensor
 
 FORMAT = 3
+
+#: What HDF5 raises on a damaged file: its library reports through several exception types,
+#: and a checkpoint that fails to read in any of them is refused as damaged.
+_DAMAGE = (OSError, KeyError, ValueError, RuntimeError, TypeError, IndexError, AttributeError)
 
 
 def molecule_identity(mol: Any, reference: str) -> dict[str, Any]:
@@ -110,9 +116,11 @@ class State:
     e_corr: float
     scf: SCFSolution
     amplitudes: Sequence[Tensor]
+    #: The DIIS history, over the segment tiling (AmplitudeVectors.to_segments).
     diis_vectors: list[np.ndarray] = field(default_factory=list)
     diis_errors: list[np.ndarray] = field(default_factory=list)
-    diis_tile: int = 0
+    #: The iterations converged: a restart goes straight on to what follows them.
+    converged: bool = False
 
 
 @dataclass
@@ -123,7 +131,7 @@ class Restored:
     e_corr: float
     diis_vectors: list[np.ndarray]
     diis_errors: list[np.ndarray]
-    diis_tile: int
+    converged: bool
 
 
 def save(path: Path, ident: dict[str, Any], state: State) -> None:
@@ -136,6 +144,7 @@ def save(path: Path, ident: dict[str, Any], state: State) -> None:
         h5.attrs["identity"] = json.dumps(ident)
         h5.attrs["cycle"] = state.cycle
         h5.attrs["e_corr"] = state.e_corr
+        h5.attrs["converged"] = state.converged
         scf = h5.create_group("scf")
         scf.attrs["e_tot"] = state.scf.e_tot
         for name in ("mo_coeff", "mo_occ", "mo_energy"):
@@ -146,8 +155,8 @@ def save(path: Path, ident: dict[str, Any], state: State) -> None:
             group = amplitudes.create_group(str(n))
             _write(group, "values", by_segment.to_vector())
             _write(group, "blocks", _block_tuples(by_segment))
+            _write(group, "extents", _block_extents(by_segment))
         diis = h5.create_group("diis")
-        diis.attrs["tile"] = state.diis_tile
         _write(diis, "vectors", np.array(state.diis_vectors, dtype=float))
         _write(diis, "errors", np.array(state.diis_errors, dtype=float))
 
@@ -166,6 +175,14 @@ def _block_tuples(tensor: Tensor) -> np.ndarray:
     ).reshape(shape.num_blocks, tensor.rank)
 
 
+def _block_extents(tensor: Tensor) -> np.ndarray:
+    tiles = [space.tiles for space in tensor.spaces]
+    return np.array(
+        [[tiles[k][t][1] for k, t in enumerate(row)] for row in _block_tuples(tensor)],
+        dtype=np.int64,
+    ).reshape(-1, tensor.rank)
+
+
 def read_scf(path: Path, molecule: dict[str, Any]) -> SCFSolution:
     """The SCF solution of a checkpoint, after checking that it belongs to this molecule, basis
     and reference (``molecule`` is :func:`molecule_identity`); read before any SCF is run."""
@@ -173,6 +190,9 @@ def read_scf(path: Path, molecule: dict[str, Any]) -> SCFSolution:
         stored = _identity(path, h5)
         _refuse_other(path, stored, molecule)
         try:
+            # Every dataset read once, so that a checksum that fails does so now, before the SCF
+            # that the restart would otherwise have run for nothing.
+            h5.visititems(_read_through)
             scf = h5["scf"]
             return SCFSolution(
                 scf["mo_coeff"][()],
@@ -180,8 +200,14 @@ def read_scf(path: Path, molecule: dict[str, Any]) -> SCFSolution:
                 scf["mo_energy"][()],
                 float(scf.attrs["e_tot"]),
             )
-        except (KeyError, OSError) as exc:
+        except _DAMAGE as exc:
             raise _corrupt(path, exc) from None
+
+
+def _read_through(_: str, item: Any) -> None:
+    """Read a dataset whole (visititems stops at the first callback that returns a value)."""
+    if hasattr(item, "shape"):
+        item[()]
 
 
 def load(path: Path, ident: dict[str, Any], amplitudes: Sequence[Tensor]) -> Restored:
@@ -195,8 +221,11 @@ def load(path: Path, ident: dict[str, Any], amplitudes: Sequence[Tensor]) -> Res
                 raise KeyError(f"{len(group)} amplitude tensors instead of {len(amplitudes)}")
             for n, tensor in enumerate(amplitudes):
                 by_segment = tensor.retiled(None)
-                blocks = group[str(n)]["blocks"][()]
-                if not np.array_equal(blocks, _block_tuples(by_segment)):
+                blocks, extents = group[str(n)]["blocks"][()], group[str(n)]["extents"][()]
+                if not (
+                    np.array_equal(blocks, _block_tuples(by_segment))
+                    and np.array_equal(extents, _block_extents(by_segment))
+                ):
                     raise KeyError(f"the blocks of amplitude tensor {n} differ")
                 by_segment.from_vector_(group[str(n)]["values"][()])
                 tensor.copy_retiled_(by_segment)
@@ -206,9 +235,9 @@ def load(path: Path, ident: dict[str, Any], amplitudes: Sequence[Tensor]) -> Res
                 float(h5.attrs["e_corr"]),
                 list(diis["vectors"][()]),
                 list(diis["errors"][()]),
-                int(diis.attrs["tile"]),
+                bool(h5.attrs["converged"]),
             )
-        except (KeyError, OSError, ValueError) as exc:
+        except _DAMAGE as exc:
             raise _corrupt(path, exc) from None
 
 
@@ -224,7 +253,7 @@ def _opened(path: Path) -> Iterator[Any]:
         )
     try:
         h5 = h5py.File(path, "r")
-    except OSError:
+    except _DAMAGE:
         raise ValueError(
             f"cannot restart: {path} is not a tilecc checkpoint (not an HDF5 file, or a damaged "
             f"one); remove it or point --checkpoint elsewhere."
@@ -234,14 +263,18 @@ def _opened(path: Path) -> Iterator[Any]:
 
 
 def _identity(path: Path, h5: Any) -> dict[str, Any]:
-    if int(h5.attrs.get("format", -1)) != FORMAT:
+    try:
+        version = int(h5.attrs.get("format", -1))
+    except _DAMAGE as exc:
+        raise _corrupt(path, exc) from None
+    if version != FORMAT:
         raise ValueError(
             f"cannot restart: {path} is not a tilecc checkpoint of format {FORMAT}; remove it or "
             f"point --checkpoint elsewhere."
         )
     try:
         return dict(json.loads(str(h5.attrs["identity"])))
-    except (KeyError, ValueError) as exc:
+    except _DAMAGE as exc:
         raise _corrupt(path, exc) from None
 
 

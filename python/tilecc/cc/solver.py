@@ -21,6 +21,7 @@ import numpy as np
 from tilecc import _core
 from tilecc.cc import checkpoint as ckpt
 from tilecc.cc.diis import DIIS
+from tilecc.cc.vector import AmplitudeVectors
 from tilecc.context import Context
 from tilecc.files import exclusive_lock
 from tilecc.tensor import Tensor
@@ -190,57 +191,70 @@ class SinglesAndDoubles:
         return self.amplitudes[1] if self.amplitudes else None
 
 
-def _vector(amplitudes: Amplitudes) -> np.ndarray:
-    return np.concatenate([a.to_vector() for a in amplitudes])
-
-
-def _set_vector(amplitudes: Amplitudes, vector: np.ndarray) -> None:
-    offset = 0
-    for a in amplitudes:
-        a.from_vector_(vector[offset : offset + a.stored_elements])
-        offset += a.stored_elements
+class DivergedError(ValueError):
+    """The amplitudes became NaN or infinite: the iterations cannot go on."""
 
 
 def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
-    """Iterate cc's equations to convergence (or max_cycle), with DIIS on the packed amplitudes
-    and, if asked, a checkpoint after every iteration."""
+    """Iterate cc's equations to convergence (or max_cycle), with DIIS on the amplitudes (as
+    weighted vectors whose metric is the dense tensors', see cc/vector.py) and, if asked, a
+    checkpoint after every iteration and once more when converged."""
     p = cc.build_problem()
     cc.problem = p
     amps = cc.initial_amplitudes(p)
+    vectors = AmplitudeVectors(amps)
     diis = DIIS(cc.diis_space) if cc.diis_space > 0 else None
     path = Path(cc.checkpoint) if cc.checkpoint is not None else None
     orbitals = "semicanonical" if getattr(p, "semicanonical", False) else "canonical"
     ident = {**ckpt.identity(cc.mf, cc.method, p.frozen, orbitals), "formalism": cc.formalism}
     scf = ckpt.SCFSolution.of(cc.mf)
+
+    def save(cycle: int, e_corr: float, converged: bool) -> None:
+        if path is None:
+            return
+        history = diis.history if diis is not None else ([], [])
+        vs, es = ([vectors.to_segments(v) for v in h] for h in history)
+        ckpt.save(path, ident, ckpt.State(cycle, e_corr, scf, amps, vs, es, converged))
+
     first = 1
+    cc.converged = False
     if cc.restart and path is not None:
         restored = ckpt.load(path, ident, amps)
-        if diis is not None and restored.diis_tile == cc.tile:
-            diis.restore(restored.diis_vectors, restored.diis_errors)
+        if diis is not None:
+            diis.restore(
+                [vectors.from_segments(v) for v in restored.diis_vectors],
+                [vectors.from_segments(e) for e in restored.diis_errors],
+            )
         first = restored.cycle + 1
+        # A run killed after converging (during (T), say) does not iterate again.
+        cc.converged, cc.cycles = restored.converged, restored.cycle
     e_old = cc.energy(amps, p)
-    cc.converged = False
-    for cycle in range(first, first + cc.max_cycle):
+    for cycle in range(first, first + (0 if cc.converged else cc.max_cycle)):
         start = time.perf_counter()
         # One task pool per iteration: the update's plans are built together, then its
         # operations run (in the first iteration; later ones reuse the plans).
         with cc.context.deferred():
             new = cc.update(amps, p)
-        old, vec = _vector(amps), _vector(new)
+        old, vec = vectors.pack(amps), vectors.pack(new)
         residual = float(np.linalg.norm(vec - old))
+        if not (math.isfinite(residual) and np.isfinite(vec).all()):
+            raise DivergedError(
+                f"{cc.method.upper()} diverged: the amplitudes became NaN or infinite in "
+                f"iteration {cycle}; check that the reference is a converged minimum (keep the "
+                f"SCF's stability analysis on) and its orbital energies are not degenerate "
+                f"across occupied and virtual."
+            )
         if diis is not None and cycle > 1:
-            _set_vector(new, diis.update(vec, vec - old))
+            vectors.unpack_(new, diis.update(vec, vec - old))
         amps = new
         e_new = cc.energy(amps, p)
         cc.cycles = cycle
-        if path is not None:
-            vectors, errors = diis.history if diis is not None else ([], [])
-            ckpt.save(path, ident, ckpt.State(cycle, e_new, scf, amps, vectors, errors, cc.tile))
+        done = abs(e_new - e_old) < cc.conv_tol and residual < cc.conv_tol_normt
+        save(cycle, e_new, done)
         if cc.callback is not None:
             cc.callback(
                 IterationRecord(cycle, e_new, e_new - e_old, residual, time.perf_counter() - start)
             )
-        done = abs(e_new - e_old) < cc.conv_tol and residual < cc.conv_tol_normt
         e_old = e_new
         if done:
             cc.converged = True
