@@ -9,7 +9,7 @@ SOURCES := $(shell find include src python CMakeLists.txt pyproject.toml -type f
              \( -name '*.hpp' -o -name '*.cpp' -o -name '*.py' -o -name '*.txt' -o -name '*.toml' \) 2>/dev/null)
 CXX_SOURCES := $(shell find include src python/bindings tests/cpp -name '*.hpp' -o -name '*.cpp' 2>/dev/null)
 
-.PHONY: demo test lint test-cpp test-python bench clean
+.PHONY: demo test lint test-cpp test-cpp-sanitized test-python bench clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -41,10 +41,21 @@ build/cpp/tilecc_tests: $(VENV)/.installed $(CXX_SOURCES)
 test-cpp: build/cpp/tilecc_tests
 	cd build/cpp && ctest --output-on-failure --timeout 300
 
+# The same tests on a core built with AddressSanitizer and UndefinedBehaviorSanitizer (sizes that
+# overflow, reads past a block, undefined arithmetic), unoptimised but with assertions on.
+build/asan/tilecc_tests: $(VENV)/.installed $(CXX_SOURCES)
+	cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTILECC_BUILD_TESTS=ON \
+	  -DTILECC_BUILD_PYTHON=OFF -DTILECC_SANITIZE=ON \
+	  -DTILECC_BLAS_LIBRARY="$$($(PY) -c 'import tilecc._blas as b; print(b.default_library())')"
+	cmake --build build/asan -j $(JOBS)
+
+test-cpp-sanitized: build/asan/tilecc_tests
+	cd build/asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure --timeout 600
+
 test-python: $(VENV)/.installed
 	$(PY) -m pytest -q --doctest-modules tests/python --pyargs tilecc
 
-test: lint test-cpp test-python
+test: lint test-cpp test-cpp-sanitized test-python
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/contract/run.py

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "detail/checked.hpp"
 #include "tilecc/error.hpp"
 
 namespace tilecc::blas {
@@ -118,9 +119,12 @@ void gemm(bool trans_a, bool trans_b, extent_t m, extent_t n, extent_t k, double
   if (m == 0 || n == 0) return;
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
   const char ta = trans_a ? 'T' : 'N', tb = trans_b ? 'T' : 'N';
-  const auto im = static_cast<blas_int>(m), in = static_cast<blas_int>(n),
-             ik = static_cast<blas_int>(k), ilda = static_cast<blas_int>(lda),
-             ildb = static_cast<blas_int>(ldb), ildc = static_cast<blas_int>(ldc);
+  const auto im = detail::checked_narrow<blas_int>(m, "a GEMM's m"),
+             in = detail::checked_narrow<blas_int>(n, "a GEMM's n"),
+             ik = detail::checked_narrow<blas_int>(k, "a GEMM's k"),
+             ilda = detail::checked_narrow<blas_int>(lda, "a GEMM's lda"),
+             ildb = detail::checked_narrow<blas_int>(ldb, "a GEMM's ldb"),
+             ildc = detail::checked_narrow<blas_int>(ldc, "a GEMM's ldc");
   library().dgemm(&tb, &ta, &in, &im, &ik, &alpha, b, &ildb, a, &ilda, &beta, c, &ildc);
 }
 

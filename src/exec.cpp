@@ -72,7 +72,8 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
   TILECC_CHECK(threads <= 1024 && (hw == 0 || threads <= 64 * hw), "asked for ", threads,
                " threads on a machine with ", hw, " hardware threads; use at most ", hw, ".");
   TILECC_CHECK(slow.worker < threads, "TILECC_SLOW_WORKER slows worker ", slow.worker,
-               ", but there are only workers 0 to ", threads - 1, "; name one of them or unset it.");
+               ", but there are only workers 0 to ", threads - 1,
+               "; name one of them or unset it.");
   policy_ = make_policy(policy, options);
   workspaces_.resize(static_cast<std::size_t>(threads));
   timelines_.resize(static_cast<std::size_t>(threads));

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 
+#include "detail/checked.hpp"
 #include "tilecc/error.hpp"
 
 namespace tilecc {
@@ -29,7 +30,8 @@ std::int64_t grid_orbits(const std::vector<SpacePtr>& spaces, const PermutationG
     std::array<bool, max_rank> seen{};
     for (std::size_t k = 0; k < spaces.size(); ++k) {
       if (seen[k]) continue;
-      tuples *= spaces[k]->num_tiles();
+      tuples = detail::checked_product<std::int64_t>(tuples, spaces[k]->num_tiles(),
+                                                     "the number of tile tuples");
       for (auto j = k; !seen[j]; j = static_cast<std::size_t>(g.perm[j])) seen[j] = true;
     }
     fixed += tuples;
@@ -83,8 +85,9 @@ BlockShape::BlockShape(std::vector<SpacePtr> spaces, PermutationGroup group,
   }
   strides_.assign(static_cast<std::size_t>(n), 1);
   for (int k = n - 2; k >= 0; --k)
-    strides_[static_cast<std::size_t>(k)] = strides_[static_cast<std::size_t>(k + 1)] *
-                                            static_cast<block_id_t>(space(k + 1).num_tiles());
+    strides_[static_cast<std::size_t>(k)] = detail::checked_product<block_id_t>(
+        strides_[static_cast<std::size_t>(k + 1)],
+        static_cast<block_id_t>(space(k + 1).num_tiles()), "the number of tile tuples");
   enumerate_blocks();
 }
 
@@ -120,7 +123,9 @@ void BlockShape::enumerate_blocks() {
     element_axes_.push_back(axes);
   }
   block_id_t tuples = 1;
-  for (int k = 0; k < n; ++k) tuples *= static_cast<block_id_t>(space(k).num_tiles());
+  for (int k = 0; k < n; ++k)
+    tuples = detail::checked_product<block_id_t>(
+        tuples, static_cast<block_id_t>(space(k).num_tiles()), "the number of tile tuples");
   TILECC_CHECK(tuples <= max_tile_tuples, "a tensor over ", space_names(), " has ", tuples,
                " tile tuples, more than the ", max_tile_tuples,
                " the block index holds; use larger tiles.");
@@ -163,18 +168,23 @@ void BlockShape::enumerate_blocks() {
         unsigned long_axes = 0;
         for (int k = 0; k < n; ++k) {
           extents_.push_back(space(k).tile(t[static_cast<std::size_t>(k)]).extent);
-          size *= extents_.back();
+          size = detail::checked_product<extent_t>(size, extents_.back(), "a block's elements");
           long_axes |= static_cast<unsigned>(extents_.back() != 1) << k;
         }
         sizes_.push_back(size);
         long_axes_.push_back(static_cast<std::uint8_t>(long_axes));
         const int orbit = static_cast<int>(group_.order()) / stabiliser;
         orbit_sizes_.push_back(orbit);
-        stored_elements_ += size;
-        nonzero_elements_ += size * orbit;
-        const extent_t padded =
-            (size + alignment_doubles - 1) / alignment_doubles * alignment_doubles;
-        offsets_.push_back(offsets_.back() + padded);
+        stored_elements_ =
+            detail::checked_sum<extent_t>(stored_elements_, size, "the tensor's stored elements");
+        nonzero_elements_ = detail::checked_sum<extent_t>(
+            nonzero_elements_, detail::checked_product<extent_t>(size, orbit, "a block's orbit"),
+            "the tensor's non-zero elements");
+        const extent_t padded = detail::checked_product<extent_t>(
+            size / alignment_doubles + (size % alignment_doubles != 0 ? 1 : 0), alignment_doubles,
+            "a block's padded storage");
+        offsets_.push_back(
+            detail::checked_sum<extent_t>(offsets_.back(), padded, "the tensor's storage"));
       } else {
         slot = locator_[block_id(best.data())] >> element_bits_;
       }
@@ -191,7 +201,8 @@ void BlockShape::enumerate_blocks() {
 
 extent_t BlockShape::dense_elements() const {
   extent_t size = 1;
-  for (int k = 0; k < rank(); ++k) size *= space(k).size();
+  for (int k = 0; k < rank(); ++k)
+    size = detail::checked_product<extent_t>(size, space(k).size(), "the dense tensor's elements");
   return size;
 }
 

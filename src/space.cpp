@@ -64,7 +64,8 @@ IndexSpace::IndexSpace(std::vector<Orbital> orbitals, extent_t tile_size, std::s
                orbitals_[static_cast<std::size_t>(begin)].irrep)
       ++end;
     const extent_t len = end - begin;
-    const extent_t count = (len + tile_size - 1) / tile_size;
+    // Rounded up without len + tile_size, which overflows for tile sizes near 2^63.
+    const extent_t count = len / tile_size + (len % tile_size != 0 ? 1 : 0);
     extent_t offset = begin;
     for (extent_t t = 0; t < count; ++t) {
       const extent_t extent = len / count + (t < len % count ? 1 : 0);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "detail/checked.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/mappings.hpp"
 
@@ -29,7 +30,12 @@ void MemoryStore::Free::operator()(double* p) const {
 MemoryStore::MemoryStore(const BlockShape& shape) : data_(nullptr, Free{}), shape_(&shape) {
   const auto doubles = static_cast<std::size_t>(shape.storage_doubles());
   // Offsets are padded to 64 bytes, and so is the size (aligned_alloc needs a multiple of it).
-  const std::size_t bytes = (std::max<std::size_t>(doubles, 8) * sizeof(double) + 63) / 64 * 64;
+  const std::size_t bytes =
+      detail::checked_sum<std::size_t>(
+          detail::checked_product<std::size_t>(std::max<std::size_t>(doubles, 8), sizeof(double),
+                                               "a tensor's storage in bytes"),
+          63, "a tensor's storage in bytes") /
+      64 * 64;
   if (bytes >= mapped_from_bytes) {
     void* p = MappingCache::instance().take(bytes);
     data_ = std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{bytes});
