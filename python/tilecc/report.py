@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tilecc.trace import PHASES, Decomposition, TraceSummary, read_trace
+from tilecc.trace import MAX_CHART_WORKERS, PHASES, Decomposition, TraceSummary, read_trace
 
 #: One colour per phase, the same in the timeline and the bars.
 COLOURS = {
@@ -68,6 +68,11 @@ def draw(summary: TraceSummary, path: Path) -> None:
     from matplotlib.patches import Patch
 
     workers = sorted(summary.per_worker)
+    if len(workers) > MAX_CHART_WORKERS:
+        raise ValueError(
+            f"the trace has {len(workers)} workers, more than a chart can show "
+            f"({MAX_CHART_WORKERS}); run tilecc report without --png for its tables."
+        )
     fig, (timeline, bars) = plt.subplots(
         2, 1, figsize=(11, 3 + 0.6 * len(workers)), gridspec_kw={"height_ratios": [2, 1]}
     )

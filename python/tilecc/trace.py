@@ -261,6 +261,8 @@ class TraceSummary:
         return d
 
 
+#: The most workers a chart (tilecc report --png) draws a row for.
+MAX_CHART_WORKERS = 256
 #: More workers than a trace can honestly hold (threads x ranks of any machine we run on).
 MAX_TRACE_WORKERS = 1 << 16
 
@@ -289,8 +291,10 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
     run_workers: dict[int, int] = {}
     per_run_phases: dict[int, dict[str, float]] = {}
     per_segment_phases: dict[tuple[int, int], dict[str, float]] = {}  # (run, segment)
+    # Workers that recorded nothing still count (as idle) in the tables, up to the chart limit;
+    # a trace's own claim of more is not allocated for until its events show them.
     per_worker: dict[int, dict[str, float]] = {
-        w: dict.fromkeys(PHASES, 0.0) for w in range(threads)
+        w: dict.fromkeys(PHASES, 0.0) for w in range(min(threads, MAX_CHART_WORKERS))
     }
     slices: list[tuple[int, str, float, float]] = []
     inspector: dict[str, float] = {}
@@ -311,7 +315,7 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
                 per_segment_phases.setdefault(key, dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
             if not (isinstance(e["tid"], int) and 0 <= e["tid"] < threads):
                 raise ValueError(f"an event's worker {e['tid']!r} is not one of its {threads}")
-            per_worker[e["tid"]][e["name"]] += dur
+            per_worker.setdefault(e["tid"], dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
             slices.append((int(e["tid"]), e["name"], float(e["ts"]) * 1e-6, dur))
         elif cat == "inspector":
             name = e["name"].removeprefix("inspect ")

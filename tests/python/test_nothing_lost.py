@@ -425,3 +425,17 @@ def test_checkpoint_loader_fills_only_matching_structures(tmp_path):
     other = tilecc.Tensor([o, tilecc.Space([0, 0, 1], tile=1, kind="virtual", name="v")])
     with pytest.raises(ValueError, match="is damaged"):
         ckpt.load(path, {"format": ckpt.FORMAT}, [other])
+
+
+def test_a_chart_of_more_workers_than_it_can_show_is_refused(tmp_path):
+    """Within the workers a trace may claim, but beyond what a chart can draw in reasonable
+    time: the tables are printed, the chart refused."""
+    event = {"ph": "X", "cat": "phase", "name": "gemm", "tid": 59999, "ts": 0.0, "dur": 1.0,
+             "args": {"run": 0, "segment": 0}}  # fmt: skip
+    trace = tmp_path / "t.json"
+    trace.write_text(
+        json.dumps({"otherData": {"threads": 60000, "policy": "counter"}, "traceEvents": [event]})
+    )
+    run = run_cli("report", str(trace), "--png", str(tmp_path / "c.png"))
+    one_sentence(run, 2, "more than a chart can show")
+    assert not (tmp_path / "c.png").exists()
