@@ -18,12 +18,42 @@ void check_operand(const Operand& planned, const BlockTensor& t) {
                " but the plan was made for ", planned.shape->describe(), "; make a new plan.");
 }
 
+// An operand block through its store: a view where the store has one (not timed: it costs no
+// more than a pointer), else a copy into the worker's buffer, timed as the fetch phase.
+const double* fetch_block(const BlockTensor& t, slot_t slot, ScratchBuffer& buffer,
+                          WorkerTimeline& clock) {
+  if (!t.store().zero_copy()) clock.enter(Phase::fetch, clock.task());
+  return t.store().fetch(slot, buffer);
+}
+
+// An output block a task adds into: the block itself where the store lets tasks write in place
+// (no two tasks write the same memory), else a zeroed buffer that finish_output() accumulates
+// into the store.
+struct OutputBlock {
+  double* data;
+  bool staged;
+};
+
+OutputBlock output_block(BlockTensor& c, slot_t slot, ScratchBuffer& staging) {
+  if (double* in_place = c.store().writable(slot)) return {in_place, false};
+  const extent_t size = c.shape().block_size(slot);
+  double* buffer = staging.get(size);
+  std::fill_n(buffer, size, 0.0);
+  return {buffer, true};
+}
+
+void finish_output(BlockTensor& c, slot_t slot, const OutputBlock& out, WorkerTimeline& clock) {
+  if (!out.staged) return;
+  clock.enter(Phase::accumulate, clock.task());
+  c.store().accumulate(slot, out.data);
+}
+
 // Pointer to the operand block as a GEMM matrix: in place, or permuted into scratch. With `cut`
 // (a stored axis) >= 0, only the indices [first, last) of that axis are permuted: a slab.
 const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTensor& t,
                      slot_t slot, int cut, const ContractionPlan::Slab& slab,
-                     ScratchBuffer& scratch, WorkerTimeline& clock) {
-  const double* stored = t.block(slot);
+                     ScratchBuffer& scratch, ScratchBuffer& fetched, WorkerTimeline& clock) {
+  const double* stored = fetch_block(t, slot, fetched, clock);
   if (!layout.permute) return stored;
   clock.enter(Phase::permute, clock.task());
   const BlockShape& shape = t.shape();
@@ -68,7 +98,8 @@ class PlanTasks {
         plan_.members()[static_cast<std::size_t>(task.first_member)];
     const ContractionPlan::Window w = plan_.window(task);
     const auto output = plan_.output();
-    double* cblock = c_.block(mem.c_slot);
+    const OutputBlock out = output_block(c_, mem.c_slot, ws.staged_c);
+    double* cblock = out.data;
     const extent_t m = mem.m, n = task.n;
     const task_id_t id = clock.task();
     double* target = nullptr;
@@ -91,8 +122,8 @@ class PlanTasks {
       const extent_t k = pr.k;
       const int a_cut = plan_.permuted_slab_axis(r, ContractionPlan::Side::rows, task);
       const int b_cut = plan_.permuted_slab_axis(r, ContractionPlan::Side::columns, task);
-      const double* ma = matrix(r.a, a_, pr.a_slot, a_cut, task.slab, ws.a, clock);
-      const double* mb = matrix(r.b, b_, pr.b_slot, b_cut, task.slab, ws.b, clock);
+      const double* ma = matrix(r.a, a_, pr.a_slot, a_cut, task.slab, ws.a, ws.fetched_a, clock);
+      const double* mb = matrix(r.b, b_, pr.b_slot, b_cut, task.slab, ws.b, ws.fetched_b, clock);
       // In place, a slab is a view of the whole matrix; permuted, it is compact.
       extent_t lda = r.a.trans ? m : k, ldb = r.b.trans ? k : n;
       if (a_cut >= 0)
@@ -112,13 +143,17 @@ class PlanTasks {
         blas::gemm(r.a.trans, r.b.trans, w.rows, w.cols, k, scale, ma, lda, mb, ldb, 1.0, target,
                    ldc);
     }
-    if (output != ContractionPlan::Output::buffered) return;
+    if (output != ContractionPlan::Output::buffered) {
+      finish_output(c_, mem.c_slot, out, clock);
+      return;
+    }
     clock.enter(Phase::accumulate, id);
     const BlockShape& cs = c_.shape();
     extent_t extents[max_rank];
     plan_.r_extents(mem.c_slot, task, extents);
     if (task.slab.side == ContractionPlan::Side::whole) {
       kernels::permute(cs.rank(), extents, plan_.output_axes(), 1.0, target, 1.0, cblock);
+      finish_output(c_, mem.c_slot, out, clock);
       return;
     }
     // The slab goes into its part of the block: a view with the block's strides.
@@ -130,6 +165,7 @@ class PlanTasks {
         task.slab.side == ContractionPlan::Side::rows ? 0 : plan_.row_labels())];
     kernels::permute_strided(rank, extents, r_strides, plan_.output_axes(), 1.0, target, 1.0,
                              cblock + task.slab.first * c_strides[cut], c_strides);
+    finish_output(c_, mem.c_slot, out, clock);
   }
 
   // Several output blocks sharing their B blocks: per product, their A blocks (sign and weight
@@ -156,10 +192,12 @@ class PlanTasks {
       for (std::int64_t g = 0; g < count; ++g) {
         const ContractionPlan::Product& pr = products[static_cast<std::size_t>(mem[g].first + p)];
         const ContractionPlan::Recipe& r = recipes[static_cast<std::size_t>(pr.recipe)];
-        kernels::permute(a_rank, a_.shape().block_extents(pr.a_slot), r.a_rows, pr.scale,
-                         a_.block(pr.a_slot), 0.0, stack + mem[g].row_offset * k);
+        const double* block = fetch_block(a_, pr.a_slot, ws.fetched_a, clock);
+        clock.enter(Phase::permute, id);
+        kernels::permute(a_rank, a_.shape().block_extents(pr.a_slot), r.a_rows, pr.scale, block,
+                         0.0, stack + mem[g].row_offset * k);
       }
-      const double* mb = matrix(lr.b, b_, lead.b_slot, -1, task.slab, ws.b, clock);
+      const double* mb = matrix(lr.b, b_, lead.b_slot, -1, task.slab, ws.b, ws.fetched_b, clock);
       clock.enter(Phase::gemm, id);
       blas::gemm(false, lr.b.trans, rows, n, k, alpha_, stack, k, mb, lr.b.trans ? k : n, 1.0,
                  result, n);
@@ -167,9 +205,11 @@ class PlanTasks {
     clock.enter(Phase::accumulate, id);
     extent_t extents[max_rank];
     for (std::int64_t g = 0; g < count; ++g) {
+      const OutputBlock out = output_block(c_, mem[g].c_slot, ws.staged_c);
       plan_.r_extents(mem[g].c_slot, task, extents);
       kernels::permute(c_.shape().rank(), extents, plan_.output_axes(), 1.0,
-                       result + mem[g].row_offset * n, 1.0, c_.block(mem[g].c_slot));
+                       result + mem[g].row_offset * n, 1.0, out.data);
+      finish_output(c_, mem[g].c_slot, out, clock);
     }
   }
 

@@ -120,7 +120,7 @@ void Executor::work(int worker) {
   std::vector<task_id_t>& held = held_[static_cast<std::size_t>(worker)].tasks;
   held.clear();
   bool fetching = true;  // until the policy has no more tasks for this worker
-  clock.enter(Phase::fetch);
+  clock.enter(Phase::schedule);
   while (!failed_.load(std::memory_order_relaxed)) {
     try {
       if (!held.empty() && start_held(worker)) continue;
@@ -143,7 +143,7 @@ void Executor::work(int worker) {
           held.push_back(t);
         else
           now = run_task(t, worker, now);
-      clock.enter_at(Phase::fetch, -1, now);
+      clock.enter_at(Phase::schedule, -1, now);
     } catch (...) {
       fail(std::current_exception());
     }
@@ -171,7 +171,7 @@ bool Executor::start_held(int worker) {
     now = run_task(t, worker, now);
   }
   held.resize(kept);
-  if (started) timeline(worker).enter_at(Phase::fetch, -1, now);
+  if (started) timeline(worker).enter_at(Phase::schedule, -1, now);
   return started;
 }
 
@@ -344,7 +344,7 @@ RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* read
     return collect(1, start);
   }
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
-  timeline(0).enter(Phase::fetch);
+  timeline(0).enter(Phase::schedule);
   policy_->start(pool, threads_);
   {
     std::lock_guard lock(mutex_);

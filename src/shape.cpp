@@ -11,7 +11,6 @@ namespace tilecc {
 namespace {
 
 // Blocks start on 64-byte boundaries so that kernels may use aligned loads on block starts.
-constexpr extent_t alignment_doubles = 8;
 
 bool lexicographically_less(const tile_t* a, const tile_t* b, int rank) {
   for (int k = 0; k < rank; ++k)
@@ -113,7 +112,6 @@ bool BlockShape::is_canonical(const tile_t* tiles) const {
 
 void BlockShape::enumerate_blocks() {
   const int n = rank();
-  offsets_.assign(1, 0);
   for (const SymmetryElement& g : group_.elements()) {
     // block[x] = sign * stored[y] with y[k] = x[g[k]], i.e. axes = g^-1.
     Axes axes{};
@@ -180,11 +178,6 @@ void BlockShape::enumerate_blocks() {
         nonzero_elements_ = detail::checked_sum<extent_t>(
             nonzero_elements_, detail::checked_product<extent_t>(size, orbit, "a block's orbit"),
             "the tensor's non-zero elements");
-        const extent_t padded = detail::checked_product<extent_t>(
-            size / alignment_doubles + (size % alignment_doubles != 0 ? 1 : 0), alignment_doubles,
-            "a block's padded storage");
-        offsets_.push_back(
-            detail::checked_sum<extent_t>(offsets_.back(), padded, "the tensor's storage"));
       } else {
         slot = locator_[block_id(best.data())] >> element_bits_;
       }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "detail/checked.hpp"
 #include "tilecc/error.hpp"
@@ -27,9 +29,22 @@ void MemoryStore::Free::operator()(double* p) const {
     std::free(p);
 }
 
-MemoryStore::MemoryStore(const BlockShape& shape) : data_(nullptr, Free{}), shape_(&shape) {
-  const auto doubles = static_cast<std::size_t>(shape.storage_doubles());
-  // Offsets are padded to 64 bytes, and so is the size (aligned_alloc needs a multiple of it).
+// Each block starts on a 64-byte boundary: GEMM and permutation kernels read aligned rows.
+constexpr extent_t alignment_doubles = 8;
+
+MemoryStore::MemoryStore(const BlockShape& shape) : BlockStore(shape), data_(nullptr, Free{}) {
+  offsets_.reserve(static_cast<std::size_t>(shape.num_blocks()) + 1);
+  offsets_.push_back(0);
+  for (slot_t b = 0; b < shape.num_blocks(); ++b) {
+    const extent_t size = shape.block_size(b);
+    const extent_t padded = detail::checked_product<extent_t>(
+        size / alignment_doubles + (size % alignment_doubles != 0 ? 1 : 0), alignment_doubles,
+        "a block's padded storage");
+    offsets_.push_back(
+        detail::checked_sum<extent_t>(offsets_.back(), padded, "a tensor's storage"));
+  }
+  const auto doubles = static_cast<std::size_t>(offsets_.back());
+  // The size is padded to 64 bytes too (aligned_alloc needs a multiple of it).
   const std::size_t bytes =
       detail::checked_sum<std::size_t>(
           detail::checked_product<std::size_t>(std::max<std::size_t>(doubles, 8), sizeof(double),
@@ -45,6 +60,119 @@ MemoryStore::MemoryStore(const BlockShape& shape) : data_(nullptr, Free{}), shap
   if (p == nullptr) throw OutOfMemory(bytes, "a tensor's blocks");
   std::memset(p, 0, bytes);
   data_ = std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{0});
+}
+
+const double* MemoryStore::fetch(slot_t slot, ScratchBuffer&) const {
+  transfers_.add(Transfer::view, bytes(slot));
+  return block(slot);
+}
+
+double* MemoryStore::writable(slot_t slot) {
+  transfers_.add(Transfer::view, bytes(slot));
+  return block(slot);
+}
+
+void MemoryStore::accumulate(slot_t slot, const double* values) {
+  transfers_.add(Transfer::copy, bytes(slot));
+  double* x = block(slot);
+  for (extent_t i = 0; i < shape_->block_size(slot); ++i) x[i] += values[i];
+}
+
+void MemoryStore::write(slot_t slot, const double* values) {
+  transfers_.add(Transfer::copy, bytes(slot));
+  std::copy_n(values, shape_->block_size(slot), block(slot));
+}
+
+const double* CopyStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
+  transfers_.add(Transfer::copy, bytes(slot));
+  double* out = buffer.get(shape_->block_size(slot));
+  std::copy_n(block(slot), shape_->block_size(slot), out);
+  return out;
+}
+
+void CopyStore::accumulate(slot_t slot, const double* values) {
+  MemoryStore::accumulate(slot, values);
+}
+
+void CopyStore::write(slot_t slot, const double* values) { MemoryStore::write(slot, values); }
+
+const char* transfer_name(Transfer transfer) {
+  switch (transfer) {
+    case Transfer::view:
+      return "view";
+    case Transfer::copy:
+      return "copy";
+    case Transfer::intra_node:
+      return "intra_node";
+    case Transfer::inter_node:
+      return "inter_node";
+    case Transfer::disk_read:
+      return "disk_read";
+    case Transfer::disk_write:
+      return "disk_write";
+  }
+  return "?";
+}
+
+TransferCounter::Totals TransferCounter::totals() const {
+  Totals out;
+  for (std::size_t k = 0; k < num_transfers; ++k) {
+    out.bytes[k] = bytes_[k].load(std::memory_order_relaxed);
+    out.calls[k] = calls_[k].load(std::memory_order_relaxed);
+  }
+  return out;
+}
+
+void TransferCounter::reset() {
+  for (std::size_t k = 0; k < num_transfers; ++k) {
+    bytes_[k].store(0, std::memory_order_relaxed);
+    calls_[k].store(0, std::memory_order_relaxed);
+  }
+}
+
+namespace {
+
+std::map<std::string, StoreFactory>& registry() {
+  static std::map<std::string, StoreFactory> stores = [] {
+    std::map<std::string, StoreFactory> built;
+    built["memory"] = [](const BlockShape& s) { return std::make_unique<MemoryStore>(s); };
+    built["copy"] = [](const BlockShape& s) { return std::make_unique<CopyStore>(s); };
+    return built;
+  }();
+  return stores;
+}
+
+std::mutex registry_mutex;
+
+}  // namespace
+
+void register_store(const std::string& name, StoreFactory factory) {
+  std::lock_guard lock(registry_mutex);
+  TILECC_CHECK(!name.empty() && factory != nullptr, "a store needs a name and a factory.");
+  TILECC_CHECK(registry().emplace(name, std::move(factory)).second, "a store named '", name,
+               "' is registered already; choose another name.");
+}
+
+std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape) {
+  StoreFactory factory;
+  {
+    std::lock_guard lock(registry_mutex);
+    const auto found = registry().find(name);
+    if (found != registry().end()) factory = found->second;
+  }
+  if (!factory) {
+    std::string names;
+    for (const std::string& n : store_names()) names += (names.empty() ? "" : ", ") + n;
+    TILECC_CHECK(false, "unknown block store '", name, "'; registered stores are: ", names, ".");
+  }
+  return factory(shape);
+}
+
+std::vector<std::string> store_names() {
+  std::lock_guard lock(registry_mutex);
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : registry()) names.push_back(name);
+  return names;
 }
 
 }  // namespace tilecc

@@ -6,9 +6,9 @@
 
 namespace tilecc {
 
-BlockTensor::BlockTensor(ShapePtr shape) : shape_(std::move(shape)) {
+BlockTensor::BlockTensor(ShapePtr shape, const std::string& store) : shape_(std::move(shape)) {
   TILECC_CHECK(shape_ != nullptr, "a tensor needs a shape.");
-  store_ = std::make_unique<MemoryStore>(*shape_);
+  store_ = make_store(store, *shape_);
 }
 
 void BlockTensor::zero() {

@@ -6,6 +6,8 @@ namespace tilecc {
 
 const char* phase_name(Phase phase) {
   switch (phase) {
+    case Phase::schedule:
+      return "schedule";
     case Phase::fetch:
       return "fetch";
     case Phase::permute:

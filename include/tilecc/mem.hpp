@@ -24,11 +24,15 @@ class ScratchBuffer {
   extent_t capacity_ = 0;
 };
 
-/** The scratch one worker uses for one task: permuted A, permuted B, result R. */
+/** The scratch one worker uses for one task: permuted A, permuted B, result R, and, for stores
+ *  without zero-copy views, the fetched A and B blocks and the output block staged for
+ *  accumulation (empty with the memory store). */
 struct Workspace {
-  ScratchBuffer a, b, r;
+  ScratchBuffer a, b, r, fetched_a, fetched_b, staged_c;
   extent_t high_water_bytes() const {
-    return static_cast<extent_t>(sizeof(double)) * (a.capacity() + b.capacity() + r.capacity());
+    return static_cast<extent_t>(sizeof(double)) *
+           (a.capacity() + b.capacity() + r.capacity() + fetched_a.capacity() +
+            fetched_b.capacity() + staged_c.capacity());
   }
 };
 

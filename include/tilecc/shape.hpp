@@ -111,11 +111,10 @@ class BlockShape {
   /** Most tile tuples a tensor may have: its block index takes 4 bytes per tuple. */
   static constexpr block_id_t max_tile_tuples = block_id_t{1} << 27;
 
-  slot_t num_blocks() const { return static_cast<slot_t>(offsets_.size()) - 1; }
+  slot_t num_blocks() const { return static_cast<slot_t>(sizes_.size()); }
   const tile_t* block_tiles(slot_t s) const {
     return &tiles_[static_cast<std::size_t>(s * rank())];
   }
-  extent_t block_offset(slot_t s) const { return offsets_[static_cast<std::size_t>(s)]; }
   extent_t block_size(slot_t s) const { return sizes_[static_cast<std::size_t>(s)]; }
   /** Extents of stored block s, one per index (rank of them). */
   const extent_t* block_extents(slot_t s) const { return extents_.data() + s * rank(); }
@@ -137,8 +136,6 @@ class BlockShape {
   /** Elements in non-zero blocks, every orbit counted in full (what a code without permutational
    *  symmetry but with spin/point-group sparsity would store). */
   extent_t nonzero_elements() const { return nonzero_elements_; }
-  /** Total storage the store allocates, padding included, in doubles. */
-  extent_t storage_doubles() const { return offsets_.back(); }
 
   /** Same spaces, group, sides and irrep. */
   bool operator==(const BlockShape& other) const;
@@ -155,7 +152,6 @@ class BlockShape {
   std::vector<block_id_t> strides_;
   std::vector<tile_t> tiles_;            // num_blocks x rank
   std::vector<extent_t> extents_;        // num_blocks x rank: the inspector prices blocks by them
-  std::vector<extent_t> offsets_;        // num_blocks + 1, in doubles, 64-byte aligned
   std::vector<extent_t> sizes_;          // num_blocks, in elements
   std::vector<std::uint8_t> long_axes_;  // num_blocks: block_long_axes (rank <= 8 bits)
   std::vector<int> orbit_sizes_;

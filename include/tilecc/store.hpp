@@ -1,52 +1,161 @@
 #pragma once
-/** @file BlockStore: where the canonical blocks of a tensor live. */
+/** @file The block-store protocol: where the canonical blocks of a tensor live, how a task reads
+ * and writes them, and every transfer counted by class. */
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
+#include "tilecc/mem.hpp"
 #include "tilecc/shape.hpp"
 
 namespace tilecc {
 
-/**
- * Where blocks live, behind one interface. The memory store is the embedded default; the disk
- * (out-of-core) and MPI (distributed) stores implement the same interface.
- *
- * A block is a dense row-major array with the extents of its tiles, index order as in the shape.
- */
-class BlockStore {
+/** The classes of block transfer a store counts: a zero-copy view of a block in this process's
+ *  memory, a copy within it, a copy from another rank on this node or another node, a read from or
+ *  a write to disk. */
+enum class Transfer : std::uint8_t { view, copy, intra_node, inter_node, disk_read, disk_write };
+inline constexpr int num_transfers = 6;
+/** "view", "copy", "intra_node", "inter_node", "disk_read", "disk_write". */
+const char* transfer_name(Transfer transfer);
+
+/** Bytes and calls per transfer class, exact, added to from any worker at once. */
+class TransferCounter {
  public:
-  virtual ~BlockStore() = default;
-  /** The block's elements, valid while the store lives. */
-  virtual double* block(slot_t slot) = 0;
-  virtual const double* block(slot_t slot) const = 0;
-  /** Name for `info` and error messages ("memory", ...). */
-  virtual const char* kind() const = 0;
+  struct Totals {
+    std::array<std::int64_t, num_transfers> bytes{}, calls{};
+  };
+  void add(Transfer transfer, extent_t bytes) {
+    const auto k = static_cast<std::size_t>(transfer);
+    bytes_[k].fetch_add(bytes, std::memory_order_relaxed);
+    calls_[k].fetch_add(1, std::memory_order_relaxed);
+  }
+  Totals totals() const;
+  void reset();
+
+ private:
+  std::array<std::atomic<std::int64_t>, num_transfers> bytes_{}, calls_{};
 };
 
 /**
- * All blocks in one 64-byte-aligned allocation, at the offsets the shape assigns. The shape must
- * outlive the store (BlockTensor guarantees it).
+ * Where blocks live, behind one protocol, so that a task never assumes a block is a pointer in
+ * this process's memory:
+ *
+ *  - fetch(): the block for reading: a zero-copy view where the store holds it locally and allows
+ *    views, else a copy in the worker's buffer;
+ *  - writable(): a view a task may accumulate into in place, or nullptr, in which case the task
+ *    computes its contribution in a buffer and hands it to accumulate();
+ *  - accumulate() / write(): block += values, block = values;
+ *  - prefetch(): a hint that blocks will be fetched soon, so that a store can start moving them.
+ *
+ * Every transfer is counted (transfers()). Blocks are dense row-major arrays with the extents of
+ * their tiles. Element-wise operations (scale, add, packing, dense conversion) work on resident
+ * blocks (block()), which the memory-backed stores have.
+ *
+ * @code
+ *   auto store = make_store("memory", shape);
+ *   const double* x = store->fetch(slot, worker_buffer);   // a view: counted as one view
+ * @endcode
+ */
+class BlockStore {
+ public:
+  explicit BlockStore(const BlockShape& shape) : shape_(&shape) {}
+  virtual ~BlockStore() = default;
+  BlockStore(const BlockStore&) = delete;
+  BlockStore& operator=(const BlockStore&) = delete;
+
+  virtual const double* fetch(slot_t slot, ScratchBuffer& buffer) const = 0;
+  virtual double* writable(slot_t slot) = 0;
+  virtual void accumulate(slot_t slot, const double* values) = 0;
+  virtual void write(slot_t slot, const double* values) = 0;
+  virtual void prefetch(std::span<const slot_t> slots) const { (void)slots; }
+  /** Whether fetch() returns views (a task then need not time it as a transfer). */
+  virtual bool zero_copy() const = 0;
+
+  /** The resident block, for element-wise operations. */
+  virtual double* block(slot_t slot) = 0;
+  virtual const double* block(slot_t slot) const = 0;
+
+  /** The registered name ("memory", "copy", ...). */
+  virtual const char* kind() const = 0;
+
+  const TransferCounter& transfers() const { return transfers_; }
+  TransferCounter& transfers() { return transfers_; }
+  const BlockShape& shape() const { return *shape_; }
+
+ protected:
+  extent_t bytes(slot_t slot) const {
+    return shape_->block_size(slot) * static_cast<extent_t>(sizeof(double));
+  }
+  mutable TransferCounter transfers_;
+  const BlockShape* shape_;  // owned by the tensor, which outlives its store
+};
+
+/**
+ * All blocks in one 64-byte-aligned allocation, each at an offset this store assigns (the layout is
+ * the store's, not the shape's): fetch() and writable() are zero-copy views.
  *
  * @code
  *   MemoryStore store(shape);           // zero-initialised
  *   double* b = store.block(0);
  * @endcode
  */
-class MemoryStore final : public BlockStore {
+class MemoryStore : public BlockStore {
  public:
   explicit MemoryStore(const BlockShape& shape);
-  double* block(slot_t slot) override { return data_.get() + shape_->block_offset(slot); }
-  const double* block(slot_t slot) const override {
-    return data_.get() + shape_->block_offset(slot);
-  }
+  const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
+  double* writable(slot_t slot) override;
+  void accumulate(slot_t slot, const double* values) override;
+  void write(slot_t slot, const double* values) override;
+  bool zero_copy() const override { return true; }
+  double* block(slot_t slot) override { return data_.get() + offset(slot); }
+  const double* block(slot_t slot) const override { return data_.get() + offset(slot); }
   const char* kind() const override { return "memory"; }
+
+  /** Doubles allocated, 64-byte padding of each block included. */
+  extent_t storage_doubles() const { return offsets_.back(); }
+
+ protected:
+  extent_t offset(slot_t slot) const { return offsets_[static_cast<std::size_t>(slot)]; }
 
  private:
   struct Free {
     std::size_t mapped_bytes = 0;  ///< size of the mapping, or 0 for a malloc'ed store
     void operator()(double* p) const;
   };
+  std::vector<extent_t> offsets_;  // per slot, then the total
   std::unique_ptr<double[], Free> data_;
-  const BlockShape* shape_;  // owned by the tensor, which outlives its store
 };
+
+/**
+ * The test store: blocks held in memory like MemoryStore's, but no zero-copy path: every fetch
+ * is a copy into the worker's buffer and every task writes through accumulate(). Results through
+ * it must equal the memory store's exactly, which proves the pipeline never reaches past the
+ * protocol.
+ */
+class CopyStore final : public MemoryStore {
+ public:
+  using MemoryStore::MemoryStore;
+  const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
+  double* writable(slot_t) override { return nullptr; }
+  void accumulate(slot_t slot, const double* values) override;
+  void write(slot_t slot, const double* values) override;
+  bool zero_copy() const override { return false; }
+  const char* kind() const override { return "copy"; }
+};
+
+/** Makes a store for a shape; registered by name. */
+using StoreFactory = std::function<std::unique_ptr<BlockStore>(const BlockShape&)>;
+
+/** Register a store by name; a name registered twice is an error. */
+void register_store(const std::string& name, StoreFactory factory);
+/** A new store of the named kind; an unknown name is an error listing the registered ones. */
+std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape);
+/** Registered store names, sorted. */
+std::vector<std::string> store_names();
 
 }  // namespace tilecc

@@ -1,6 +1,7 @@
 #pragma once
 /** @file BlockTensor: spaces + shape + a store holding the canonical blocks only. */
 #include <memory>
+#include <string>
 
 #include "tilecc/shape.hpp"
 #include "tilecc/store.hpp"
@@ -20,7 +21,8 @@ namespace tilecc {
  */
 class BlockTensor {
  public:
-  explicit BlockTensor(ShapePtr shape);
+  /** A zeroed tensor whose blocks live in the named store (see make_store). */
+  explicit BlockTensor(ShapePtr shape, const std::string& store = "memory");
 
   const BlockShape& shape() const { return *shape_; }
   const ShapePtr& shape_ptr() const { return shape_; }
@@ -29,6 +31,7 @@ class BlockTensor {
   double* block(slot_t s) { return store_->block(s); }
   const double* block(slot_t s) const { return store_->block(s); }
   const BlockStore& store() const { return *store_; }
+  BlockStore& store() { return *store_; }
 
   /** Set every element to zero. */
   void zero();

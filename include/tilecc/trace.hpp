@@ -20,9 +20,12 @@
 
 namespace tilecc {
 
-enum class Phase : std::uint8_t { fetch, permute, gemm, accumulate, wait };
-inline constexpr int num_phases = 5;
-/** "fetch", "permute", "gemm", "accumulate", "wait". */
+/** What a worker's time goes to: asking the policy for work (schedule), reading operand blocks
+ *  through their store (fetch; only stores without zero-copy views are timed), permuting them,
+ *  GEMMs, writing results back (accumulate), and waiting for work or for a task it depends on. */
+enum class Phase : std::uint8_t { schedule, fetch, permute, gemm, accumulate, wait };
+inline constexpr int num_phases = 6;
+/** "schedule", "fetch", "permute", "gemm", "accumulate", "wait". */
 const char* phase_name(Phase phase);
 
 using PhaseSeconds = std::array<double, num_phases>;

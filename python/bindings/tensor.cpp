@@ -74,8 +74,22 @@ void bind_tensor(nb::module_& m) {
       .def("equals", [](const BlockShape& a, const BlockShape& b) { return a == b; })
       .def("describe", &BlockShape::describe);
 
+  m.def("store_names", &store_names);
   nb::class_<BlockTensor>(m, "BlockTensor")
-      .def(nb::init<ShapePtr>(), nb::arg("shape"))
+      .def(nb::init<ShapePtr, const std::string&>(), nb::arg("shape"), nb::arg("store") = "memory")
+      .def_prop_ro("store_kind", [](const BlockTensor& t) { return std::string(t.store().kind()); })
+      .def("transfers",
+           [](const BlockTensor& t) {
+             const TransferCounter::Totals totals = t.store().transfers().totals();
+             nb::dict out;
+             for (int k = 0; k < num_transfers; ++k) {
+               const auto i = static_cast<std::size_t>(k);
+               out[transfer_name(static_cast<Transfer>(k))] =
+                   nb::make_tuple(totals.bytes[i], totals.calls[i]);
+             }
+             return out;
+           })
+      .def("reset_transfers", [](BlockTensor& t) { t.store().transfers().reset(); })
       .def_prop_ro("shape", &BlockTensor::shape_ptr)
       .def("zero", &BlockTensor::zero)
       .def(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -79,7 +81,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         trace=args.trace,
     )
     try:
-        run(opts, console)
+        run(opts, console, interrupted=_interrupted.is_set)
     except ResultsNotWrittenError as exc:
         console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 4
@@ -270,6 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Set by Ctrl-C; the job checks it between iterations, since Python ignores a KeyboardInterrupt
+#: raised inside a finaliser or weakref callback.
+_interrupted = threading.Event()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -284,8 +291,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     warnings.showwarning = show
+
+    def interrupt(signum: int, frame: object) -> None:
+        _interrupted.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
     try:
-        return int(args.handler(args, console))
+        code = int(args.handler(args, console))
+        if _interrupted.is_set():  # Python swallowed the KeyboardInterrupt, and the job finished
+            raise KeyboardInterrupt
+        return code
     except (ValueError, MemoryError, OSError) as exc:
         console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 2

@@ -122,6 +122,9 @@ class Context:
     group_size: int | None = None
     refine: bool = True
     trace: bool = False
+    #: Where the blocks of this context's tensors live: a registered block store ("memory", the
+    #: zero-copy default; "copy", which copies every block a task reads or writes).
+    store: str = "memory"
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
     blas_parallel_task_flops: float = 2e9
@@ -215,6 +218,11 @@ class Context:
             raise ValueError(
                 f"group_size (workers per bucket) must be a whole number >= 1, "
                 f"got {self.group_size!r}."
+            )
+        if self.store not in _core.store_names():
+            raise ValueError(
+                f"unknown block store {self.store!r}; registered stores are: "
+                f"{', '.join(_core.store_names())}."
             )
         options = _core.PolicyOptions()
         options.quantum = self.quantum

@@ -17,7 +17,8 @@ from tilecc.trace import MAX_CHART_WORKERS, PHASES, Decomposition, TraceSummary,
 
 #: One colour per phase, the same in the timeline and the bars.
 COLOURS = {
-    "fetch": "#d62728",
+    "schedule": "#d62728",
+    "fetch": "#8c564b",
     "permute": "#ff7f0e",
     "gemm": "#2ca02c",
     "accumulate": "#9467bd",
@@ -30,11 +31,11 @@ def decomposition_table(summary: TraceSummary) -> Table:
         title=f"time decomposition, ms (policy {summary.policy}, {summary.threads} workers)"
     )
     table.add_column("contraction")
-    for name in ("compute", "permute", "sched.", "idle", "inspector", "total"):
+    for name in ("compute", "permute", "transfer", "sched.", "idle", "inspector", "total"):
         table.add_column(name, justify="right")
 
     def add(name: str, d: Decomposition) -> None:
-        values = (d.compute, d.permute, d.scheduling, d.idle, d.inspector, d.total)
+        values = (d.compute, d.permute, d.transfer, d.scheduling, d.idle, d.inspector, d.total)
         table.add_row(name, *(f"{1e3 * x:.2f}" for x in values))
 
     ranked = sorted(summary.per_contraction.items(), key=lambda kv: kv[1].total, reverse=True)

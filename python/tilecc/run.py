@@ -7,6 +7,7 @@ import os
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -224,11 +225,11 @@ def decomposition_table(ctx: Context, rows: int = 8) -> Table:
     and in total (every contraction is in the JSON results)."""
     table = Table(title=f"where the time went, ms (policy {ctx.policy}, {ctx.threads} threads)")
     table.add_column("contraction")
-    for name in ("compute", "permute", "sched.", "idle", "inspector", "model err."):
+    for name in ("compute", "permute", "transfer", "sched.", "idle", "inspector", "model err."):
         table.add_column(name, justify="right")
 
     def add(name: str, d: Decomposition, error: str) -> None:
-        values = (d.compute, d.permute, d.scheduling, d.idle, d.inspector)
+        values = (d.compute, d.permute, d.transfer, d.scheduling, d.idle, d.inspector)
         table.add_row(name, *(f"{1e3 * x:.1f}" for x in values), error)
 
     records = ctx.contractions
@@ -244,7 +245,9 @@ def decomposition_table(ctx: Context, rows: int = 8) -> Table:
     return table
 
 
-def run(opts: RunOptions, console: Console) -> dict[str, Any]:
+def run(
+    opts: RunOptions, console: Console, interrupted: Callable[[], bool] = lambda: False
+) -> dict[str, Any]:
     """Run the job; returns the results written to JSON. Raises ValueError for bad input and
     NotConvergedError (after writing the results) when the CC iterations did not converge."""
     from tilecc.cc import CCSD, DRCCD, GCCD, IterationRecord
@@ -319,6 +322,10 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
         console.print(f"  SCF: {note}", highlight=False)
 
     def show(rec: IterationRecord) -> None:
+        # A Ctrl-C that Python swallowed (it lands in a weakref callback now and then) still
+        # stops the job, at the next iteration.
+        if interrupted():
+            raise KeyboardInterrupt
         console.print(
             f"  {rec.cycle:3d}  {rec.e_corr:+.12f}  {rec.delta_e:+.3e}  "
             f"{rec.residual_norm:.3e}  {rec.seconds:6.2f} s",
@@ -374,7 +381,13 @@ def run(opts: RunOptions, console: Console) -> dict[str, Any]:
             transient=False,
         ) as bar:
             task = bar.add_task("(T)", total=None)
-            cc.ccsd_t(progress=lambda done, total: bar.update(task, completed=done, total=total))
+
+            def advance(done: int, total: int) -> None:
+                if interrupted():
+                    raise KeyboardInterrupt
+                bar.update(task, completed=done, total=total)
+
+            cc.ccsd_t(progress=advance)
         timings["triples"] = time.perf_counter() - t_start
     timings["total"] = time.perf_counter() - start
     stats = cc.context.stats

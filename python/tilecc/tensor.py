@@ -64,7 +64,7 @@ class Tensor:
         self.spaces = spaces
         self.symmetry = generators
         self._shape_id, self._shape = self.context.shape(spaces, generators, sides, int(irrep))
-        self._core = _core.BlockTensor(self._shape)
+        self._core = _core.BlockTensor(self._shape, self.context.store)
         self._elements: list[tuple[tuple[int, ...], int]] | None = None
 
     @classmethod
@@ -190,6 +190,16 @@ class Tensor:
         self.context.settle(self)
         other.context.settle(other)
         _core.copy_retiled(other._core, self._core)
+
+    def transfers(self) -> dict[str, tuple[int, int]]:
+        """(bytes, calls) of each transfer class its store counted since it was made (or
+        :meth:`reset_transfers`): views, copies, intra- and inter-node copies, disk reads and
+        writes."""
+        self.context.settle(self)
+        return {name: (int(b), int(c)) for name, (b, c) in self._core.transfers().items()}
+
+    def reset_transfers(self) -> None:
+        self._core.reset_transfers()
 
     def packed_weights(self) -> np.ndarray:
         """For each element of :meth:`to_vector`, the square root of the number of dense elements

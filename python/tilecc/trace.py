@@ -42,6 +42,7 @@ class Decomposition:
 
     compute: float = 0.0  # GEMM
     permute: float = 0.0  # operand permutations and output accumulation
+    transfer: float = 0.0  # reading blocks through stores that copy them (not views)
     scheduling: float = 0.0  # asking the policy for work: counters, queues, steals
     idle: float = 0.0  # waiting: late start and load imbalance
     inspector: float = 0.0  # building plans
@@ -52,7 +53,8 @@ class Decomposition:
         self.permute += scale * (
             worker_seconds.get("permute", 0.0) + worker_seconds.get("accumulate", 0.0)
         )
-        self.scheduling += scale * worker_seconds.get("fetch", 0.0)
+        self.transfer += scale * worker_seconds.get("fetch", 0.0)
+        self.scheduling += scale * worker_seconds.get("schedule", 0.0)
         self.idle += scale * worker_seconds.get("wait", 0.0)
 
     def add(self, other: Decomposition) -> None:
@@ -61,7 +63,10 @@ class Decomposition:
 
     @property
     def total(self) -> float:
-        return self.compute + self.permute + self.scheduling + self.idle + self.inspector
+        return (
+            self.compute + self.permute + self.transfer + self.scheduling + self.idle
+            + self.inspector
+        )  # fmt: skip
 
     @property
     def imbalance(self) -> float:
@@ -73,6 +78,7 @@ class Decomposition:
         return {
             "compute": self.compute,
             "permute": self.permute,
+            "transfer": self.transfer,
             "scheduling": self.scheduling,
             "idle": self.idle,
             "inspector": self.inspector,
@@ -80,7 +86,7 @@ class Decomposition:
 
 
 #: The phases of work inside a task.
-WORK_PHASES: tuple[str, ...] = ("permute", "gemm", "accumulate")
+WORK_PHASES: tuple[str, ...] = ("fetch", "permute", "gemm", "accumulate")
 
 
 def proportional_shares(weights: list[float]) -> list[float]:

@@ -440,7 +440,7 @@ TEST(Contract, BatchMatchesItsContractionsOneAfterAnother) {
       tasks += plans[i].tasks().size();
       const PhaseSeconds& work = stats.run.segment_phases[i];
       EXPECT_GT(work[static_cast<std::size_t>(Phase::gemm)], 0.0);
-      EXPECT_EQ(work[static_cast<std::size_t>(Phase::fetch)], 0.0);
+      EXPECT_EQ(work[static_cast<std::size_t>(Phase::schedule)], 0.0);
       EXPECT_EQ(work[static_cast<std::size_t>(Phase::wait)], 0.0);
     }
     EXPECT_EQ(stats.run.tasks, static_cast<task_id_t>(tasks));

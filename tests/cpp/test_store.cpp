@@ -89,7 +89,7 @@ TEST(MemoryStore, StartsZeroedOnAMappingAnotherStoreFreed) {
   std::vector<Orbital> orbitals(16);
   auto space = std::make_shared<IndexSpace>(orbitals, 8);
   const BlockShape shape({space, space, space, space}, PermutationGroup(4));
-  const std::size_t count = static_cast<std::size_t>(shape.storage_doubles());
+  const std::size_t count = static_cast<std::size_t>(MemoryStore(shape).storage_doubles());
   const double* freed = nullptr;
   {
     MemoryStore store(shape);

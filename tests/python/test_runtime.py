@@ -138,7 +138,7 @@ def test_phases_add_up_to_workers_times_wall():
     (own,) = run["items"]
     for phase in ("permute", "gemm", "accumulate"):
         assert own["phases"][phase] == pytest.approx(run["phases"][phase], rel=1e-9)
-    assert own["phases"]["fetch"] == own["phases"]["wait"] == 0.0
+    assert own["phases"]["schedule"] == own["phases"]["wait"] == 0.0
 
 
 def test_trace_has_a_row_per_worker_and_a_slice_per_phase(tmp_path):

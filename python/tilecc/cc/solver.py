@@ -60,6 +60,8 @@ class AmplitudeSolver:
     group_size: int | None = None
     refine: bool = True
     trace: bool = False
+    #: Where the tensors' blocks live (see tilecc.Context).
+    store: str = "memory"
     conv_tol: float = 1e-8
     conv_tol_normt: float = 1e-6
     max_cycle: int = 50
@@ -96,6 +98,7 @@ class AmplitudeSolver:
             "group_size": self.group_size,
             "refine": self.refine,
             "trace": self.trace,
+            "store": self.store,
         }
         if self.threads is not None:
             runtime["threads"] = self.threads
