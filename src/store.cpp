@@ -114,20 +114,28 @@ const char* transfer_name(Transfer transfer) {
   return "?";
 }
 
+std::size_t TransferCounter::this_thread_shard() {
+  static std::atomic<std::size_t> next{0};
+  thread_local const std::size_t shard = next.fetch_add(1, std::memory_order_relaxed) % shards;
+  return shard;
+}
+
 TransferCounter::Totals TransferCounter::totals() const {
   Totals out;
-  for (std::size_t k = 0; k < num_transfers; ++k) {
-    out.bytes[k] = bytes_[k].load(std::memory_order_relaxed);
-    out.calls[k] = calls_[k].load(std::memory_order_relaxed);
-  }
+  for (const Shard& shard : shards_)
+    for (std::size_t k = 0; k < num_transfers; ++k) {
+      out.bytes[k] += shard.bytes[k].load(std::memory_order_relaxed);
+      out.calls[k] += shard.calls[k].load(std::memory_order_relaxed);
+    }
   return out;
 }
 
 void TransferCounter::reset() {
-  for (std::size_t k = 0; k < num_transfers; ++k) {
-    bytes_[k].store(0, std::memory_order_relaxed);
-    calls_[k].store(0, std::memory_order_relaxed);
-  }
+  for (Shard& shard : shards_)
+    for (std::size_t k = 0; k < num_transfers; ++k) {
+      shard.bytes[k].store(0, std::memory_order_relaxed);
+      shard.calls[k].store(0, std::memory_order_relaxed);
+    }
 }
 
 namespace {

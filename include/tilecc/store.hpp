@@ -23,7 +23,9 @@ inline constexpr int num_transfers = 6;
 /** "view", "copy", "intra_node", "inter_node", "disk_read", "disk_write". */
 const char* transfer_name(Transfer transfer);
 
-/** Bytes and calls per transfer class, exact, added to from any worker at once. */
+/** Bytes and calls per transfer class, exact, added to from any worker at once. Each thread
+ *  adds to its own cache line (one of `shards`), so that workers fetching blocks of one tensor
+ *  do not contend for the counter; totals() sums them. */
 class TransferCounter {
  public:
   struct Totals {
@@ -31,14 +33,20 @@ class TransferCounter {
   };
   void add(Transfer transfer, extent_t bytes) {
     const auto k = static_cast<std::size_t>(transfer);
-    bytes_[k].fetch_add(bytes, std::memory_order_relaxed);
-    calls_[k].fetch_add(1, std::memory_order_relaxed);
+    Shard& shard = shards_[this_thread_shard()];
+    shard.bytes[k].fetch_add(bytes, std::memory_order_relaxed);
+    shard.calls[k].fetch_add(1, std::memory_order_relaxed);
   }
   Totals totals() const;
   void reset();
 
  private:
-  std::array<std::atomic<std::int64_t>, num_transfers> bytes_{}, calls_{};
+  static constexpr std::size_t shards = 16;
+  struct alignas(64) Shard {
+    std::array<std::atomic<std::int64_t>, num_transfers> bytes{}, calls{};
+  };
+  static std::size_t this_thread_shard();
+  std::array<Shard, shards> shards_{};
 };
 
 /**

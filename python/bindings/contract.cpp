@@ -10,6 +10,7 @@
 #include "bindings.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/hypergraph.hpp"
 #include "tilecc/inspect.hpp"
 #include "tilecc/kernels/triples.hpp"
 #include "tilecc/ops.hpp"
@@ -179,7 +180,18 @@ void bind_contract(nb::module_& m) {
       .def("model_error", &ContractionPlan::model_error)
       .def_prop_rw("policy", &ContractionPlan::policy_name, &ContractionPlan::set_policy_name)
       .def_prop_ro("expression", &ContractionPlan::expression)
-      .def("summary", &ContractionPlan::summary);
+      .def("summary", &ContractionPlan::summary)
+      .def(
+          "hypergraph",
+          [](const ContractionPlan& plan) {
+            const TaskBlockHypergraph h = task_block_hypergraph(plan);
+            nb::list nets;
+            for (const TaskBlockHypergraph::Net& net : h.nets)
+              nets.append(nb::make_tuple("abc"[static_cast<int>(net.tensor)], net.slot, net.bytes));
+            return nb::make_tuple(h.task_weights, nets, h.pin_offsets, h.pins);
+          },
+          "The task-block hypergraph: (task weights in seconds, nets as (tensor, slot, bytes), "
+          "pin offsets, pins).");
 
   nb::class_<ModelCorrection>(m, "ModelCorrection")
       .def(nb::init<>())

@@ -1,0 +1,47 @@
+#pragma once
+/** @file The task–block hypergraph of a plan (paper 004, section 5): what a partitioner needs to
+ * place tasks and blocks on ranks, or to stage blocks through a memory budget, so as to move the
+ * fewest bytes. */
+#include <cstdint>
+#include <vector>
+
+#include "tilecc/plan.hpp"
+
+namespace tilecc {
+
+/**
+ * A vertex per task of a plan, weighted by its predicted seconds; a net per block that some task
+ * reads (of A or B) or writes (of C), weighted by the block's bytes, pinning every task that
+ * touches it. A partition's connectivity−1 cut, Σ_nets bytes × (parts the net spans − 1), is the
+ * bytes that must move between parts.
+ *
+ * Nets are ordered A's blocks by slot, then B's, then C's; each net's pins are ascending.
+ *
+ * @code
+ *   const TaskBlockHypergraph h = task_block_hypergraph(plan);
+ *   h.pins_of(e);           // the tasks that read or write net e's block
+ * @endcode
+ */
+struct TaskBlockHypergraph {
+  enum class Tensor : std::uint8_t { a, b, c };
+  struct Net {
+    Tensor tensor;
+    slot_t slot;
+    extent_t bytes;
+  };
+  std::vector<double> task_weights;       ///< per task: predicted seconds
+  std::vector<Net> nets;                  ///< per block read or written
+  std::vector<std::int64_t> pin_offsets;  ///< net e pins pins[pin_offsets[e], pin_offsets[e+1])
+  std::vector<task_id_t> pins;
+
+  std::span<const task_id_t> pins_of(std::size_t net) const {
+    return {pins.data() + pin_offsets[net], pins.data() + pin_offsets[net + 1]};
+  }
+  /** Σ_nets bytes × (distinct parts among its pins − 1), for a part per task. */
+  std::int64_t connectivity_cut(std::span<const int> part_of_task) const;
+};
+
+/** The hypergraph of `plan`'s tasks and the blocks they read and write. */
+TaskBlockHypergraph task_block_hypergraph(const ContractionPlan& plan);
+
+}  // namespace tilecc
