@@ -7,14 +7,14 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tilecc.context import MAX_THREADS
+from tilecc.options import MAX_THREADS, RuntimeOptions, add_arguments, whole_number
 
 
 def _info(args: argparse.Namespace, console: Console) -> int:
@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         scf_chkfile=args.scf_chkfile,
         stability=args.stability,
         tile=args.tile,
-        threads=args.threads,
+        runtime=RuntimeOptions.from_args(args),
         conv_tol=args.conv_tol,
         conv_tol_normt=args.conv_tol_normt,
         max_iter=args.max_iter,
@@ -74,10 +74,6 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         checkpoint=args.checkpoint,
         restart=args.restart,
         bohr=args.bohr,
-        policy=args.policy,
-        quantum=args.quantum,
-        group_size=args.group_size,
-        refine=args.refine,
         trace=args.trace,
     )
     try:
@@ -98,30 +94,13 @@ def _report(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-#: Counts the core keeps in C ints (tile sizes, quanta, group sizes, iterations).
+#: Counts the core keeps in C ints (tile sizes, iterations).
 _INT_MAX = 2**31 - 1
+_positive_int = whole_number(1, _INT_MAX)
+_thread_count = whole_number(1, MAX_THREADS)
 
 
-def _whole_in(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: a whole number from ``low`` to ``high``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected a number from {low} to {high}, got {value}")
-        return value
-
-    return parse
-
-
-_positive_int = _whole_in(1, _INT_MAX)
-_thread_count = _whole_in(1, MAX_THREADS)
-
-
-_whole_number = _whole_in(0, _INT_MAX)
+_whole_number = whole_number(0, _INT_MAX)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -220,7 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="check that the SCF solution is a minimum and leave it if not (default: on)",
     )
     p.add_argument("--tile", type=_positive_int, default=16, help="tile size (orbitals)")
-    p.add_argument("--threads", type=_thread_count, default=None)
     p.add_argument("--conv-tol", type=float, default=1e-8, help="energy change threshold (Eh)")
     p.add_argument(
         "--conv-tol-normt", type=float, default=1e-6, help="amplitude residual norm threshold"
@@ -234,31 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--restart", action="store_true", help="continue from --checkpoint")
     p.add_argument("--bohr", action="store_true", help="coordinates are in Bohr")
-    runtime = p.add_argument_group("runtime")
-    runtime.add_argument(
-        "--policy",
-        default="counter",
-        help="scheduling policy: tce, counter, static-block, static-lpt, buckets, steal",
-    )
-    runtime.add_argument(
-        "--quantum",
-        type=_positive_int,
-        default=1,
-        help="tasks taken per counter fetch (for buckets, the fewest per chunk)",
-    )
-    runtime.add_argument(
-        "--group-size",
-        type=_positive_int,
-        default=None,
-        help="workers per bucket (default: a NUMA domain or a core pair)",
-    )
-    runtime.add_argument(
-        "--refine",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="schedule each run of a plan with the task times measured in its last run",
-    )
-    runtime.add_argument(
+    add_arguments(p)
+    output = p.add_argument_group("output")
+    output.add_argument(
         "--trace", type=Path, help="write a Chrome/Perfetto trace of every contraction here"
     )
     p.set_defaults(handler=_run)

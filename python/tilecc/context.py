@@ -15,6 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from tilecc import _blas, _core, wisdom
 from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
+from tilecc.options import MAX_THREADS, RuntimeOptions
 from tilecc.trace import (
     Decomposition,
     Inspection,
@@ -29,10 +30,6 @@ def _available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
-
-
-#: The most worker threads an executor takes (include/tilecc/exec.hpp checks the same).
-MAX_THREADS = 1024
 
 
 def _default_threads() -> int:
@@ -153,6 +150,12 @@ class Context:
         self._queued_tensors: set[int] = set()
         self._unbuilt: list[_PlanEntry] = []
 
+    @classmethod
+    def of(cls, options: RuntimeOptions) -> Context:
+        """A context with these runtime options (threads None: $TILECC_THREADS or every core)."""
+        given = {k: v for k, v in options.as_dict().items() if v is not None or k != "threads"}
+        return cls(**given)
+
     def reconfigure(self, **runtime: Any) -> None:
         """Change runtime options (``threads``, ``policy``, ``quantum``, ``group_size``,
         ``refine``, ``trace``, ``blas_parallel_task_flops``; ``$TILECC_SLOW_WORKER`` is read
@@ -196,34 +199,21 @@ class Context:
                 "one thread; make a Context (and its tensors) in each thread that computes."
             )
 
+    @property
+    def runtime_options(self) -> RuntimeOptions:
+        """This context's runtime options, as one value."""
+        return RuntimeOptions(
+            threads=self.threads,
+            policy=self.policy,
+            quantum=self.quantum,
+            group_size=self.group_size,
+            refine=self.refine,
+            trace=self.trace,
+            store=self.store,
+        )
+
     def _start_runtime(self) -> None:
-        if (
-            isinstance(self.threads, bool)
-            or not isinstance(self.threads, int)
-            or not 1 <= self.threads <= MAX_THREADS
-        ):
-            raise ValueError(
-                f"threads must be a whole number from 1 to {MAX_THREADS}, got {self.threads!r}."
-            )
-        if isinstance(self.quantum, bool) or not isinstance(self.quantum, int) or self.quantum < 1:
-            raise ValueError(
-                f"quantum (tasks per counter fetch) must be a whole number >= 1, "
-                f"got {self.quantum!r}."
-            )
-        if self.group_size is not None and (
-            isinstance(self.group_size, bool)
-            or not isinstance(self.group_size, int)
-            or self.group_size < 1
-        ):
-            raise ValueError(
-                f"group_size (workers per bucket) must be a whole number >= 1, "
-                f"got {self.group_size!r}."
-            )
-        if self.store not in _core.store_names():
-            raise ValueError(
-                f"unknown block store {self.store!r}; registered stores are: "
-                f"{', '.join(_core.store_names())}."
-            )
+        self.runtime_options.check()
         options = _core.PolicyOptions()
         options.quantum = self.quantum
         options.group_size = self.group_size or 0

@@ -8,7 +8,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +17,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from tilecc import _core
 from tilecc.cc.solver import check_iteration_options
 from tilecc.context import Context
 from tilecc.files import check_outputs, exclusive_lock, is_special, replaced_atomically
 from tilecc.host.scf import SCFOptions
+from tilecc.options import RuntimeOptions
 from tilecc.trace import Decomposition
 from tilecc.wisdom import wisdom_path
 
@@ -52,7 +52,9 @@ class RunOptions:
     scf_chkfile: Path | None = None
     stability: bool = True
     tile: int = 16
-    threads: int | None = None
+    #: Threads, policy, quantum, group size, refinement, store (tilecc.options); the trace is
+    #: kept when ``trace`` names a file.
+    runtime: RuntimeOptions = field(default_factory=RuntimeOptions)
     conv_tol: float = 1e-8
     conv_tol_normt: float = 1e-6
     max_iter: int = 50
@@ -60,10 +62,6 @@ class RunOptions:
     checkpoint: Path | None = None
     restart: bool = False
     bohr: bool = False
-    policy: str = "counter"
-    quantum: int = 1
-    group_size: int | None = None
-    refine: bool = True
     trace: Path | None = None
 
 
@@ -119,17 +117,7 @@ def validate(opts: RunOptions) -> None:
     )
     if opts.reference is not None and opts.reference not in ("rhf", "uhf", "rohf"):
         raise ValueError(f"unknown reference {opts.reference!r}; use rhf, uhf or rohf.")
-    policies = _core.policy_names()
-    if opts.policy not in policies:
-        raise ValueError(
-            f"unknown scheduling policy {opts.policy!r}; valid policies are: {', '.join(policies)}."
-        )
-    if opts.quantum < 1:
-        raise ValueError(f"--quantum must be a whole number of tasks >= 1, got {opts.quantum}.")
-    if opts.group_size is not None and opts.group_size < 1:
-        raise ValueError(
-            f"--group-size must be a whole number of workers >= 1, got {opts.group_size}."
-        )
+    opts.runtime.check()
     if opts.restart and opts.checkpoint is None:
         raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
     if opts.checkpoint is not None and is_special(opts.checkpoint):
@@ -347,18 +335,19 @@ def run(
         mf,
         frozen=frozen,
         tile=opts.tile,
-        threads=opts.threads,
+        threads=opts.runtime.threads,
         conv_tol=opts.conv_tol,
         conv_tol_normt=opts.conv_tol_normt,
         max_cycle=opts.max_iter,
         callback=show,
         checkpoint=opts.checkpoint,
         restart=restart,
-        policy=opts.policy,
-        quantum=opts.quantum,
-        group_size=opts.group_size,
-        refine=opts.refine,
+        policy=opts.runtime.policy,
+        quantum=opts.runtime.quantum,
+        group_size=opts.runtime.group_size,
+        refine=opts.runtime.refine,
         trace=opts.trace is not None,
+        store=opts.runtime.store,
         **extra,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")

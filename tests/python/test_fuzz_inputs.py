@@ -19,6 +19,7 @@ from tilecc import Space, Tensor, antisymmetric_pairs
 from tilecc.cc import checkpoint as ckpt
 from tilecc.cli import build_parser
 from tilecc.host.molecule import read_charge_and_multiplicity, read_xyz
+from tilecc.options import RuntimeOptions
 from tilecc.run import RunOptions, validate
 from tilecc.trace import read_trace
 
@@ -97,12 +98,14 @@ def test_option_parser_and_validation(argv):
         frozen=args.frozen,
         frozen_core=args.frozen_core,
         tile=args.tile,
-        threads=args.threads,
+        runtime=RuntimeOptions(
+            threads=args.threads,
+            policy=args.policy,
+            quantum=args.quantum,
+            group_size=args.group_size,
+        ),
         conv_tol=args.conv_tol,
         max_iter=args.max_iter,
-        policy=args.policy,
-        quantum=args.quantum,
-        group_size=args.group_size,
         scf_conv=args.scf_conv,
         scf_max_iter=args.scf_max_iter,
         scf_guess=args.scf_guess,

@@ -181,7 +181,7 @@ def test_cli_trace_and_report(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("--policy", "fifo"), "valid policies are: buckets, counter, static-block"),
+        (("--policy", "fifo"), "valid ones are: buckets, counter, static-block"),
         (("--quantum", "0"), "--quantum"),
         (("--group-size", "0"), "--group-size"),
     ],

@@ -24,6 +24,7 @@ from tilecc.cc.diis import DIIS
 from tilecc.cc.vector import AmplitudeVectors
 from tilecc.context import Context
 from tilecc.files import exclusive_lock
+from tilecc.options import RuntimeOptions
 from tilecc.tensor import Tensor
 
 
@@ -92,17 +93,16 @@ class AmplitudeSolver:
         )
         if self.restart and self.checkpoint is None:
             raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
-        runtime: dict[str, Any] = {
-            "policy": self.policy,
-            "quantum": self.quantum,
-            "group_size": self.group_size,
-            "refine": self.refine,
-            "trace": self.trace,
-            "store": self.store,
-        }
-        if self.threads is not None:
-            runtime["threads"] = self.threads
-        self.context = Context(**runtime)
+        runtime = RuntimeOptions(
+            threads=self.threads,
+            policy=self.policy,
+            quantum=self.quantum,
+            group_size=self.group_size,
+            refine=self.refine,
+            trace=self.trace,
+            store=self.store,
+        ).check()
+        self.context = Context.of(runtime)
 
     @property
     def e_tot(self) -> float:

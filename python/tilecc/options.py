@@ -1,0 +1,139 @@
+"""The runtime options, defined once: the command line's flags (with help generated from the
+registries of policies and stores), the keyword arguments of :class:`tilecc.Context` and of the
+CC classes, and their validation all come from :class:`RuntimeOptions`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, fields
+from typing import Any
+
+from tilecc import _core
+
+#: The most worker threads an executor takes (include/tilecc/exec.hpp checks the same).
+MAX_THREADS = 1024
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How tensors run.
+
+    Attributes:
+        threads: worker threads; None takes $TILECC_THREADS, else every available core.
+        policy: the scheduling policy, by registered name (``_core.policy_names()``).
+        quantum: tasks taken per counter fetch (for ``buckets``, the fewest per chunk).
+        group_size: workers per bucket; None: one group per NUMA domain or core pair.
+        refine: schedule each run of a plan with the task times measured in its last run.
+        trace: keep every phase slice, for a Chrome/Perfetto trace.
+        store: where blocks live, by registered name (``_core.store_names()``).
+    """
+
+    threads: int | None = None
+    policy: str = "counter"
+    quantum: int = 1
+    group_size: int | None = None
+    refine: bool = True
+    trace: bool = False
+    store: str = "memory"
+
+    def check(self) -> RuntimeOptions:
+        """Refuse a bad option with one sentence naming it and the valid values; returns self."""
+        if self.threads is not None:
+            _whole(self.threads, "threads", 1, MAX_THREADS)
+        _whole(self.quantum, "quantum (tasks per counter fetch)", 1, 2**31 - 1)
+        if self.group_size is not None:
+            _whole(self.group_size, "group_size (workers per bucket)", 1, MAX_THREADS)
+        for name, value, valid in (
+            ("scheduling policy", self.policy, _core.policy_names()),
+            ("block store", self.store, _core.store_names()),
+        ):
+            if value not in valid:
+                raise ValueError(f"unknown {name} {value!r}; valid ones are: {', '.join(valid)}.")
+        for name in ("refine", "trace"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
+        return self
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RuntimeOptions:
+        """The options the command line gave (see :func:`add_arguments`)."""
+        return cls(
+            threads=args.threads,
+            policy=args.policy,
+            quantum=args.quantum,
+            group_size=args.group_size,
+            refine=args.refine,
+            trace=getattr(args, "trace", None) is not None,
+            store=args.store,
+        ).check()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.names()}
+
+
+def _whole(value: Any, name: str, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}.")
+
+
+def whole_number(low: int, high: int) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a number from {low} to {high}, got {value}")
+        return value
+
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The runtime flags, with defaults from RuntimeOptions and the valid names from the
+    registries (so that help never lists a policy or store that does not exist)."""
+    default = RuntimeOptions()
+    group = parser.add_argument_group("runtime")
+    group.add_argument(
+        "--threads",
+        type=whole_number(1, MAX_THREADS),
+        default=default.threads,
+        help="worker threads (default: $TILECC_THREADS, else every available core)",
+    )
+    group.add_argument(
+        "--policy",
+        default=default.policy,
+        help=f"scheduling policy: {', '.join(_core.policy_names())} (default: {default.policy})",
+    )
+    group.add_argument(
+        "--quantum",
+        type=whole_number(1, 2**31 - 1),
+        default=default.quantum,
+        help=f"tasks taken per counter fetch; for buckets, the fewest per chunk "
+        f"(default: {default.quantum})",
+    )
+    group.add_argument(
+        "--group-size",
+        type=whole_number(1, MAX_THREADS),
+        default=default.group_size,
+        help="workers per bucket (default: a NUMA domain or a core pair)",
+    )
+    group.add_argument(
+        "--refine",
+        action=argparse.BooleanOptionalAction,
+        default=default.refine,
+        help="schedule each run of a plan with the task times measured in its last run "
+        "(default: on)",
+    )
+    group.add_argument(
+        "--store",
+        default=default.store,
+        help=f"where blocks live: {', '.join(_core.store_names())} (default: {default.store})",
+    )
