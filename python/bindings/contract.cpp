@@ -14,6 +14,7 @@
 #include "tilecc/inspect.hpp"
 #include "tilecc/kernels/triples.hpp"
 #include "tilecc/ops.hpp"
+#include "tilecc/triples.hpp"
 
 namespace nb = nanobind;
 
@@ -306,7 +307,7 @@ void bind_contract(nb::module_& m) {
           [](const kernels::ClosedShellTriples& triples, extent_t i, Executor& ex) {
             nb::gil_scoped_release release;
             blas::ensure_loaded();
-            return triples.energy_for(i, ex);
+            return triples_for_i(triples, i, ex);
           },
           nb::arg("i"), nb::arg("executor"));
 

@@ -304,26 +304,4 @@ double ClosedShellTriples::energy(extent_t i, extent_t j, extent_t k, double* sc
   return energy;
 }
 
-double ClosedShellTriples::energy_for(extent_t i, Executor& executor) const {
-  TILECC_CHECK(i >= 0 && i < no_, "(T): the first occupied index must lie in [0, ", no_, "), got ",
-               i, ".");
-  std::vector<std::pair<extent_t, extent_t>> pairs;
-  std::vector<double> costs;
-  for (extent_t j = i; j < no_; ++j)
-    for (extent_t k = j; k < no_; ++k) {
-      pairs.emplace_back(j, k);
-      costs.push_back(static_cast<double>(elements(i, j, k)));
-    }
-  std::vector<double> partial(u(executor.threads()), 0.0);
-  executor.run({costs}, [&](task_id_t t, int worker) {
-    const auto [j, k] = pairs[static_cast<std::size_t>(t)];
-    const double weight = (i == j && j == k) ? 1.0 : (i == j || j == k) ? 3.0 : 6.0;
-    double* scratch = executor.workspace(worker).a.get(scratch_doubles());
-    partial[u(worker)] += weight * energy(i, j, k, scratch);
-  });
-  double sum = 0.0;
-  for (double p : partial) sum += p;
-  return sum;
-}
-
 }  // namespace tilecc::kernels

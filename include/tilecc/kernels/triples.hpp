@@ -23,7 +23,6 @@
 #include <array>
 #include <vector>
 
-#include "tilecc/exec.hpp"
 #include "tilecc/types.hpp"
 
 namespace tilecc::kernels {
@@ -55,9 +54,6 @@ class ClosedShellTriples {
   /** Stored elements of W for this triple: its work, up to a constant. */
   extent_t elements(extent_t i, extent_t j, extent_t k) const;
   double energy(extent_t i, extent_t j, extent_t k, double* scratch) const;
-  /** Sum over j, k of energy(i, j, k): the triples i <= j <= k, each weighted by its number of
-   * orderings, run as tasks on the executor's workers (costed by their stored elements). */
-  double energy_for(extent_t i, Executor& executor) const;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;

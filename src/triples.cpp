@@ -1,0 +1,33 @@
+#include "tilecc/triples.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "tilecc/error.hpp"
+
+namespace tilecc {
+
+double triples_for_i(const kernels::ClosedShellTriples& kernel, extent_t i, Executor& executor) {
+  const extent_t no = kernel.occupied();
+  TILECC_CHECK(i >= 0 && i < no, "(T): the first occupied index must lie in [0, ", no, "), got ", i,
+               ".");
+  std::vector<std::pair<extent_t, extent_t>> pairs;
+  std::vector<double> costs;
+  for (extent_t j = i; j < no; ++j)
+    for (extent_t k = j; k < no; ++k) {
+      pairs.emplace_back(j, k);
+      costs.push_back(static_cast<double>(kernel.elements(i, j, k)));
+    }
+  std::vector<double> partial(static_cast<std::size_t>(executor.threads()), 0.0);
+  executor.run({costs}, [&](task_id_t t, int worker) {
+    const auto [j, k] = pairs[static_cast<std::size_t>(t)];
+    const double weight = (i == j && j == k) ? 1.0 : (i == j || j == k) ? 3.0 : 6.0;
+    double* scratch = executor.workspace(worker).a.get(kernel.scratch_doubles());
+    partial[static_cast<std::size_t>(worker)] += weight * kernel.energy(i, j, k, scratch);
+  });
+  double sum = 0.0;
+  for (const double p : partial) sum += p;
+  return sum;
+}
+
+}  // namespace tilecc
