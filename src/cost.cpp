@@ -5,10 +5,6 @@
 #include <cmath>
 #include <numeric>
 
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-#include <immintrin.h>
-#endif
-
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/kernels/permute.hpp"
@@ -134,101 +130,15 @@ PermutePricer::PermutePricer(const CostModel& model, int rank, const Axes& axes,
   }
 }
 
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-// GCC 12 takes the undefined pass-through operands inside the intrinsics for uninitialised values.
-#pragma GCC diagnostic push
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-std::int64_t PermutePricer::price_rank4_blocks_avx512(std::int64_t count, const extent_t* extents,
-                                                      const extent_t* sizes,
-                                                      const std::uint8_t* long_axes,
-                                                      double* prices) const {
-  // The loop below price_blocks_of_rank's, eight blocks at a time, all in doubles (exact: the
-  // products stay below 2^53), where GCC leaves the scalar loop scalar. Each pattern's form
-  // takes 4 bits of two words, found by a shift rather than a table lookup per block: its inner
-  // axes in one, and whether it is fused, whether it copies runs, and its kind in the other.
-  static_assert(patterned_rank == 4, "4 bits for each of the 16 patterns of rank 4 fill a word");
-  std::uint64_t inner_words = 0, form_words = 0;
-  for (unsigned pattern = 0; pattern < forms_.size(); ++pattern) {
-    const Form& f = forms_[pattern];
-    inner_words |= std::uint64_t{f.inner_axes} << (4 * pattern);
-    form_words |=
-        std::uint64_t{(f.fused ? 1u : 0u) | (f.runs ? 2u : 0u) | static_cast<unsigned>(f.kind) << 2}
-        << (4 * pattern);
-  }
-  const __m512i inner_table = _mm512_set1_epi64(static_cast<long long>(inner_words));
-  const __m512i form_table = _mm512_set1_epi64(static_cast<long long>(form_words));
-  // CostModel::permute_seconds, lane by lane: per call, per element of the kind, per inner loop.
-  const std::array<double, 5>& c = model_->permute;
-  const __m512d per_call = _mm512_set1_pd(c[0]), per_loop = _mm512_set1_pd(c[4]);
-  const __m512d per_element = _mm512_setr_pd(c[1], c[2], c[3], 0, 0, 0, 0, 0);  // by kind
-  const __m512d one = _mm512_set1_pd(1.0);
-  const __m512d tile_minus_one = _mm512_set1_pd(static_cast<double>(kernels::transpose_tile - 1));
-  const __m512d per_tile = _mm512_set1_pd(1.0 / static_cast<double>(kernels::transpose_tile));
-  // Eight blocks' extents, block after block, turned into one vector per axis.
-  const __m512i pairs_low = _mm512_setr_epi64(0, 4, 8, 12, 1, 5, 9, 13);
-  const __m512i pairs_high = _mm512_setr_epi64(2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512i halves_low = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
-  const __m512i halves_high = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
-  std::int64_t s = 0;
-  for (; s + 8 <= count; s += 8) {
-    const __m512i shift = _mm512_slli_epi64(
-        _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(long_axes + s))), 2);
-    const __m512i inner_axes = _mm512_srlv_epi64(inner_table, shift);
-    const __m512i form = _mm512_srlv_epi64(form_table, shift);
-    const extent_t* e = extents + 4 * s;
-    const __m512i b01 = _mm512_loadu_si512(e), b23 = _mm512_loadu_si512(e + 8);
-    const __m512i b45 = _mm512_loadu_si512(e + 16), b67 = _mm512_loadu_si512(e + 24);
-    const __m512i a01_0123 = _mm512_permutex2var_epi64(b01, pairs_low, b23);  // axes 0, 1
-    const __m512i a23_0123 = _mm512_permutex2var_epi64(b01, pairs_high, b23);
-    const __m512i a01_4567 = _mm512_permutex2var_epi64(b45, pairs_low, b67);
-    const __m512i a23_4567 = _mm512_permutex2var_epi64(b45, pairs_high, b67);
-    const __m512i axis[4] = {_mm512_permutex2var_epi64(a01_0123, halves_low, a01_4567),
-                             _mm512_permutex2var_epi64(a01_0123, halves_high, a01_4567),
-                             _mm512_permutex2var_epi64(a23_0123, halves_low, a23_4567),
-                             _mm512_permutex2var_epi64(a23_0123, halves_high, a23_4567)};
-    __m512d inner = one, outer = one;
-    for (int p = 0; p < 4; ++p) {
-      const __m512d extent = _mm512_cvtepi64_pd(axis[p]);
-      const __mmask8 in = _mm512_test_epi64_mask(inner_axes, _mm512_set1_epi64(1ll << p));
-      inner = _mm512_mask_mul_pd(inner, in, inner, extent);
-      outer = _mm512_mask_mul_pd(outer, static_cast<__mmask8>(~in), outer, extent);
-    }
-    // kernels::inner_loops: a loop per run, or per row of each transposed square.
-    const __m512d squares = _mm512_roundscale_pd(
-        _mm512_mul_pd(_mm512_add_pd(inner, tile_minus_one), per_tile), _MM_FROUND_TO_NEG_INF);
-    const __mmask8 fused = _mm512_test_epi64_mask(form, _mm512_set1_epi64(1));
-    const __mmask8 runs = _mm512_test_epi64_mask(form, _mm512_set1_epi64(2));
-    const __m512d loops = _mm512_mask_blend_pd(
-        fused, one, _mm512_mask_mul_pd(outer, static_cast<__mmask8>(~runs), outer, squares));
-    const __m512d element = _mm512_permutexvar_pd(
-        _mm512_and_si512(_mm512_srli_epi64(form, 2), _mm512_set1_epi64(3)), per_element);
-    const __m512d elements = _mm512_cvtepi64_pd(_mm512_loadu_si512(sizes + s));
-    _mm512_storeu_pd(
-        prices + s, _mm512_fmadd_pd(per_loop, loops, _mm512_fmadd_pd(element, elements, per_call)));
-  }
-  return s;
-}
-#pragma GCC diagnostic pop
-#endif
-
 template <int rank>
 void PermutePricer::price_blocks_of_rank(std::int64_t count, const extent_t* extents,
                                          const extent_t* sizes, const std::uint8_t* long_axes,
                                          double* prices) const {
-  // Where the CPU has AVX-512, the blocks of 4-index tensors (most of a CC plan's) go eight at a
-  // time, and this loop prices the rest.
-  std::int64_t first = 0;
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-  if constexpr (rank == 4)
-    first = price_rank4_blocks_avx512(count, extents, sizes, long_axes, prices);
-#endif
   // price<rank> for every block, with the products of extents taken in doubles (exact: they stay
   // below 2^53) and its choices as selects. (Calling price<rank> per block, its choices as
   // integer masks, ran slower here: in slot order the patterns of a shape's blocks predict well,
   // so the branches cost little.)
-  for (std::int64_t s = first; s < count; ++s) {
+  for (std::int64_t s = 0; s < count; ++s) {
     const Form& f = forms_[long_axes[s]];
     double inner = 1.0, outer = 1.0;
     for (int p = 0; p < rank; ++p) {

@@ -155,12 +155,6 @@ class PermutePricer {
   template <int rank>
   void price_blocks_of_rank(std::int64_t count, const extent_t* extents, const extent_t* sizes,
                             const std::uint8_t* long_axes, double* prices) const;
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-  // price_blocks_of_rank<4> for the first blocks, eight at a time; returns how many it priced.
-  std::int64_t price_rank4_blocks_avx512(std::int64_t count, const extent_t* extents,
-                                         const extent_t* sizes, const std::uint8_t* long_axes,
-                                         double* prices) const;
-#endif
   // price<rank> for every rank 0..max_rank, indexed by rank, so that its loops unroll. Plain
   // function pointers: a call through a pointer to member first tests whether it is virtual.
   using Price = double (*)(PermutePricer&, const extent_t*, extent_t, unsigned);

@@ -77,8 +77,7 @@ TEST(PermutePricer, PricesAllBlocksAtOnceLikeOneByOne) {
     const int rank = random.pick(0, 6);
     const Axes axes = random.axes(rank);
     const PermutePricer price(model, rank, axes);
-    // A shape's blocks as BlockShape keeps them: extents block by block, sizes, patterns. Where
-    // the CPU has AVX-512, a rank-4 layout's blocks go eight at a time and the rest one by one.
+    // A shape's blocks as BlockShape keeps them: extents block by block, sizes, patterns.
     const int blocks = random.pick(0, 60);
     std::vector<extent_t> extents, sizes;
     std::vector<std::uint8_t> long_axes;
