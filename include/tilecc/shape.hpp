@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tilecc/space.hpp"
@@ -45,8 +46,15 @@ struct BlockRef {
  */
 class BlockShape {
  public:
+  /** How a shape finds a tile tuple's block. `dense`: a table over the whole tile grid, 4 bytes a
+   *  tuple, a lookup a load (up to max_tile_tuples tuples). `sparse`: a hash of the canonical
+   *  blocks only, a tuple found through the smallest image of its orbit, so that a tensor whose
+   *  blocks fit in memory is never refused for the size of its grid. `automatic` takes the table
+   *  where it fits. */
+  enum class Index : std::uint8_t { automatic, dense, sparse };
+
   BlockShape(std::vector<SpacePtr> spaces, PermutationGroup group, std::vector<int> spin_sides = {},
-             int irrep = 0);
+             int irrep = 0, Index index = Index::automatic);
 
   int rank() const { return static_cast<int>(spaces_.size()); }
   const IndexSpace& space(int k) const { return *spaces_[static_cast<std::size_t>(k)]; }
@@ -76,6 +84,7 @@ class BlockShape {
   class BlockIndex {
    public:
     StoredAt operator[](block_id_t id) const {
+      if (entries_ == nullptr) return sparse_->find_sparse(id);
       const std::int32_t entry = entries_[id];
       if (entry < 0) return {};
       return {entry >> element_bits_, static_cast<int>(entry & element_mask_)};
@@ -83,13 +92,22 @@ class BlockShape {
 
    private:
     friend class BlockShape;
-    BlockIndex(const std::int32_t* entries, int element_bits, std::int32_t element_mask)
-        : entries_(entries), element_bits_(element_bits), element_mask_(element_mask) {}
-    const std::int32_t* entries_;
+    BlockIndex(const std::int32_t* entries, int element_bits, std::int32_t element_mask,
+               const BlockShape* sparse)
+        : entries_(entries),
+          element_bits_(element_bits),
+          element_mask_(element_mask),
+          sparse_(sparse) {}
+    const std::int32_t* entries_;  // nullptr: a sparse index, asked through sparse_
     int element_bits_;
     std::int32_t element_mask_;
+    const BlockShape* sparse_;
   };
-  BlockIndex block_index() const { return {locator_.data(), element_bits_, element_mask_}; }
+  BlockIndex block_index() const {
+    return {sparse_index() ? nullptr : locator_.data(), element_bits_, element_mask_, this};
+  }
+  /** Whether blocks are found through a hash of the canonical ones (see Index). */
+  bool sparse_index() const { return sparse_index_; }
   /** BlockRef::axes of the blocks that group element `e` maps to their stored blocks (e^-1). */
   const Axes& element_axes(int e) const { return element_axes_[static_cast<std::size_t>(e)]; }
   int element_sign(int e) const { return group_.elements()[static_cast<std::size_t>(e)].sign; }
@@ -142,7 +160,23 @@ class BlockShape {
   std::string describe() const;
 
  private:
-  void enumerate_blocks();
+  void enumerate_blocks(Index index);
+  /** Adds t as a new stored block. */
+  void add_canonical_block(const TileTuple& t, int stabiliser);
+  /** The smallest image of t under the group, the first element giving it, and t's stabiliser. */
+  void canonical_image(const TileTuple& t, TileTuple& best, std::size_t& element,
+                       int& stabiliser) const;
+  /** The sparse index's lookup: decode the tuple, find its orbit's canonical block. */
+  StoredAt find_sparse(block_id_t id) const;
+  /** Every canonical allowed tuple, visiting only allowed (spin, irrep) classes of tiles. */
+  void enumerate_sparse();
+  /** Whether a generator of the group maps t to a lexicographically smaller tuple (then t is not
+   *  canonical). */
+  bool smaller_under_a_generator(const TileTuple& t) const;
+  /** Per index, its tiles' (spin, irrep) classes as [first, last) runs of tiles. */
+  std::vector<std::vector<std::pair<tile_t, tile_t>>> tile_classes() const;
+  /** Refuses, before enumerating, a tensor whose canonical blocks could not fit in memory. */
+  void refuse_blocks_beyond_memory() const;
   std::string space_names() const;  // "[o, o, v, v]"
 
   std::vector<SpacePtr> spaces_;
@@ -162,6 +196,9 @@ class BlockShape {
   // operands after contractions have evicted them: at 8 bytes an entry, it waited for twice as
   // many cache lines.
   std::vector<std::int32_t> locator_;
+  // The sparse index: canonical block_id -> slot (the group element is found at lookup).
+  std::unordered_map<block_id_t, slot_t> sparse_;
+  bool sparse_index_ = false;
   int element_bits_ = 0;            // bit_width(order - 1): enough for any element of group_
   std::int32_t element_mask_ = 0;   // (1 << element_bits_) - 1
   std::vector<Axes> element_axes_;  // per element g: the BlockRef axes g^-1

@@ -43,8 +43,21 @@ void bind_tensor(nb::module_& m) {
       },
       nb::arg("src"), nb::arg("dst"));
   nb::class_<BlockShape>(m, "BlockShape")
-      .def(nb::init<std::vector<SpacePtr>, PermutationGroup, std::vector<int>, int>(),
-           nb::arg("spaces"), nb::arg("group"), nb::arg("spin_sides"), nb::arg("irrep"))
+      .def(
+          "__init__",
+          [](BlockShape* self, std::vector<SpacePtr> spaces, PermutationGroup group,
+             std::vector<int> spin_sides, int irrep, const std::string& index) {
+            const BlockShape::Index kind = index == "dense"    ? BlockShape::Index::dense
+                                           : index == "sparse" ? BlockShape::Index::sparse
+                                                               : BlockShape::Index::automatic;
+            TILECC_CHECK(index == "dense" || index == "sparse" || index == "automatic",
+                         "unknown block index '", index, "'; choose automatic, dense or sparse.");
+            new (self)
+                BlockShape(std::move(spaces), std::move(group), std::move(spin_sides), irrep, kind);
+          },
+          nb::arg("spaces"), nb::arg("group"), nb::arg("spin_sides"), nb::arg("irrep"),
+          nb::arg("index") = "automatic")
+      .def_prop_ro("sparse_index", &BlockShape::sparse_index)
       .def_prop_ro("rank", &BlockShape::rank)
       .def_prop_ro("spaces", &BlockShape::spaces)
       .def_prop_ro("group", &BlockShape::group)

@@ -129,17 +129,23 @@ TEST(BlockShape, RefusesGeneratorsAcrossSpacesOrSides) {
   EXPECT_THROW(BlockShape({o, o}, PermutationGroup(2), {1}), InputError);
 }
 
-TEST(BlockShape, RefusesATileGridBeyondItsBlockIndex) {
-  // 4 indices of 200 one-orbital tiles: 1.6e9 tile tuples, more than max_tile_tuples (2^27).
+TEST(BlockShape, RefusesBlocksBeyondMemory) {
+  // 4 indices of 200 one-orbital tiles of one irrep, no symmetry: 1.6e9 blocks, whose index
+  // alone would take about 150 GiB. Refused before any is enumerated.
   auto v = std::make_shared<IndexSpace>(std::vector<Orbital>(200), 1, "v");
   try {
     BlockShape({v, v, v, v}, PermutationGroup(4));
-    FAIL() << "a grid of 1.6e9 tuples was accepted";
+    FAIL() << "1.6e9 blocks were accepted";
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("[v, v, v, v] has 1600000000 tile tuples"), std::string::npos) << what;
+    EXPECT_NE(what.find("[v, v, v, v] has about 1600000000 canonical non-zero blocks"),
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("use larger tiles"), std::string::npos) << what;
   }
+  // A dense index is refused for the grid itself.
+  EXPECT_THROW(BlockShape({v, v, v, v}, PermutationGroup(4), {}, 0, BlockShape::Index::dense),
+               InputError);
 }
 
 TEST(BlockShape, RefusesMoreBlocksThanItsBlockIndexNumbers) {
