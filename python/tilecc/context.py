@@ -202,15 +202,7 @@ class Context:
     @property
     def runtime_options(self) -> RuntimeOptions:
         """This context's runtime options, as one value."""
-        return RuntimeOptions(
-            threads=self.threads,
-            policy=self.policy,
-            quantum=self.quantum,
-            group_size=self.group_size,
-            refine=self.refine,
-            trace=self.trace,
-            store=self.store,
-        )
+        return RuntimeOptions.of(self)
 
     def _start_runtime(self) -> None:
         self.runtime_options.check()

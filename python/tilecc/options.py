@@ -60,6 +60,12 @@ class RuntimeOptions:
         return tuple(f.name for f in fields(cls))
 
     @classmethod
+    def of(cls, holder: Any) -> RuntimeOptions:
+        """The options an object keeps as attributes of the same names (a Context, a CC
+        solver), so that each keeps them as keyword arguments without repeating this list."""
+        return cls(**{name: getattr(holder, name) for name in cls.names()})
+
+    @classmethod
     def from_args(cls, args: argparse.Namespace) -> RuntimeOptions:
         """The options the command line gave (see :func:`add_arguments`)."""
         return cls(

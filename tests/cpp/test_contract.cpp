@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "test_shapes.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/contract.hpp"
 #include "tilecc/error.hpp"
@@ -23,6 +24,10 @@
 namespace tilecc {
 namespace {
 
+using testing::dense;
+using testing::shape;
+using testing::space;
+
 // A cost model shaped like the ones calibrated on x86 machines (a GEMM call costs a fixed
 // overhead and packs its operands, a permutation streams its elements): the plan's stacking
 // decisions follow it. CostModel{} has neither packing nor a realistic call cost.
@@ -31,25 +36,6 @@ CostModel measured_like_model() {
   model.gemm = {2e-7, 6.5e-11, 1e-9, 1e-9, 1e-9, 5e-9, 0.0, 2e-9};
   model.permute = {1e-7, 1.5e-9, 2e-9, 2.5e-9, 7e-9};
   return model;
-}
-
-SpacePtr space(int n, extent_t tile, int irreps) {
-  std::vector<Orbital> orbs;
-  for (int p = 0; p < n; ++p) orbs.push_back({Spin::none, p % irreps, 0.0});
-  return std::make_shared<IndexSpace>(orbs, tile);
-}
-
-// A shape over `spaces` with no permutational symmetry.
-ShapePtr shape(std::vector<SpacePtr> spaces) {
-  const auto rank = static_cast<int>(spaces.size());
-  return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
-                                      std::vector<int>(static_cast<std::size_t>(rank), 0));
-}
-
-std::vector<double> dense(const BlockTensor& t) {
-  std::vector<double> d(static_cast<std::size_t>(t.shape().dense_elements()), 0.0);
-  to_dense(t, d.data());
-  return d;
 }
 
 // C[lc] += A[la] * B[lb] by loops over every label value, on dense row-major arrays; `extent`

@@ -7,29 +7,21 @@
 #include <set>
 #include <string>
 
+#include "test_shapes.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/hypergraph.hpp"
 
 namespace tilecc {
 namespace {
 
-SpacePtr space(int n, extent_t tile, int irreps) {
-  std::vector<Orbital> orbs;
-  for (int p = 0; p < n; ++p) orbs.push_back({Spin::none, p % irreps, 0.0});
-  return std::make_shared<IndexSpace>(orbs, tile);
-}
+using testing::space;
+using testing::shape;
 
 ShapePtr antisymmetric_pairs(SpacePtr first, SpacePtr second) {
   // t[p,q,r,s] = -t[q,p,r,s] = -t[p,q,s,r]
   return std::make_shared<BlockShape>(std::vector<SpacePtr>{first, first, second, second},
                                       PermutationGroup(4, {{{1, 0, 2, 3}, -1}, {{0, 1, 3, 2}, -1}}),
                                       std::vector<int>{0, 0, 0, 0});
-}
-
-ShapePtr plain(std::vector<SpacePtr> spaces) {
-  const auto rank = static_cast<int>(spaces.size());
-  return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
-                                      std::vector<int>(static_cast<std::size_t>(rank), 0));
 }
 
 using Net = std::pair<int, slot_t>;  // tensor (0 A, 1 B, 2 C), slot
@@ -106,20 +98,20 @@ TEST(Hypergraph, NetsAreTheBlocksEachTaskReadsAndWrites) {
     expect_matches_brute_force(ladder, "ladder");
   }
   // A ring term without symmetry, and a matrix product whose few large blocks are cut in slabs.
-  auto ring_a = plain({o, v, o, v}), ring_b = plain({v, o, o, v}), ring_c = plain({v, v, o, o});
+  auto ring_a = shape({o, v, o, v}), ring_b = shape({v, o, o, v}), ring_c = shape({v, v, o, o});
   ContractionPlan ring({ring_c, {"a", "b", "i", "j"}, "C"}, {ring_a, {"i", "a", "k", "c"}, "A"},
                        {ring_b, {"c", "k", "j", "b"}, "B"});
   expect_matches_brute_force(ring, "ring");
   auto big_o = space(40, 40, 1), big_v = space(60, 60, 1);
   ContractionPlan slabs(
-      {plain({big_o, big_v}), {"i", "a"}, "C"}, {plain({big_o, big_o}), {"i", "k"}, "A"},
-      {plain({big_o, big_v}), {"k", "a"}, "B"}, PlanLayout::inspector, CostModel{}, 4);
+      {shape({big_o, big_v}), {"i", "a"}, "C"}, {shape({big_o, big_o}), {"i", "k"}, "A"},
+      {shape({big_o, big_v}), {"k", "a"}, "B"}, PlanLayout::inspector, CostModel{}, 4);
   expect_matches_brute_force(slabs, "slabs");
 }
 
 TEST(Hypergraph, ConnectivityCutCountsEachNetOncePerExtraPart) {
   auto o = space(4, 2, 1), v = space(6, 3, 1);
-  auto sa = plain({o, v}), sb = plain({v, v}), sc = plain({o, v});
+  auto sa = shape({o, v}), sb = shape({v, v}), sc = shape({o, v});
   ContractionPlan plan({sc, {"i", "a"}, "C"}, {sa, {"i", "b"}, "A"}, {sb, {"b", "a"}, "B"},
                        PlanLayout::inspector, CostModel{}, 4);
   const TaskBlockHypergraph h = task_block_hypergraph(plan);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "test_shapes.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/contract.hpp"
 #include "tilecc/error.hpp"
@@ -18,6 +19,10 @@
 
 namespace tilecc {
 namespace {
+
+using testing::dense;
+using testing::shape;
+using testing::space;
 
 // Blocks in a std::map: nothing resident the pipeline could reach past the protocol to, except
 // block(), which element-wise operations (fill_random, to_dense) use.
@@ -53,24 +58,6 @@ class MapStore final : public BlockStore {
   std::map<slot_t, std::vector<double>> blocks_;
   std::mutex mutex_;
 };
-
-SpacePtr space(int n, extent_t tile, int irreps) {
-  std::vector<Orbital> orbs;
-  for (int p = 0; p < n; ++p) orbs.push_back({Spin::none, p % irreps, 0.0});
-  return std::make_shared<IndexSpace>(orbs, tile);
-}
-
-ShapePtr shape(std::vector<SpacePtr> spaces) {
-  const auto rank = static_cast<int>(spaces.size());
-  return std::make_shared<BlockShape>(std::move(spaces), PermutationGroup(rank),
-                                      std::vector<int>(static_cast<std::size_t>(rank), 0));
-}
-
-std::vector<double> dense(const BlockTensor& t) {
-  std::vector<double> d(static_cast<std::size_t>(t.shape().dense_elements()), 0.0);
-  to_dense(t, d.data());
-  return d;
-}
 
 struct Expected {
   std::int64_t a_fetches = 0, b_fetches = 0, c_writes = 0;

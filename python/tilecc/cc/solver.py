@@ -93,16 +93,7 @@ class AmplitudeSolver:
         )
         if self.restart and self.checkpoint is None:
             raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
-        runtime = RuntimeOptions(
-            threads=self.threads,
-            policy=self.policy,
-            quantum=self.quantum,
-            group_size=self.group_size,
-            refine=self.refine,
-            trace=self.trace,
-            store=self.store,
-        ).check()
-        self.context = Context.of(runtime)
+        self.context = Context.of(RuntimeOptions.of(self).check())
 
     @property
     def e_tot(self) -> float:
