@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tilecc import _core
 from tilecc.options import MAX_THREADS, RuntimeOptions, add_arguments, whole_number
 
 
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tilecc", description="Block-sparse tensor contractions for coupled-cluster methods."
     )
+    parser.add_argument("--version", action="version", version=f"tilecc {_core.version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("info", help="version, BLAS, kernels, threads and build options")
     p.set_defaults(handler=_info)

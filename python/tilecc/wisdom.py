@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import nnls
 
 from tilecc import _blas, _core
 from tilecc.files import exclusive_lock, is_special, read_text_input, replaced_atomically
@@ -96,6 +95,10 @@ def fit_seconds(work: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, floa
     """Non-negative seconds per unit of each work term, fitted to the measured ``seconds`` by
     least squares on relative errors (a 1 µs kernel counts as much as a 1 ms one); and the median
     relative error on every other case, which the fit does not see."""
+    # Imported here, not with the module: SciPy's optimizers take longer to import than all of
+    # tilecc, and only a calibration (once per machine) needs them.
+    from scipy.optimize import nnls
+
     fit, held_out = slice(0, None, 2), slice(1, None, 2)
     weights = 1.0 / seconds[fit]
     coefficients, _ = nnls(work[fit] * weights[:, None], np.ones(len(weights)))
