@@ -46,7 +46,16 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
+    from tilecc.mpi import world
     from tilecc.run import NotConvergedError, ResultsNotWrittenError, RunOptions, run
+
+    if world().size > 1:
+        # Until the distributed engine lands, several ranks would each run the whole job and
+        # write the same files: refused, once, by rank 0.
+        raise ValueError(
+            f"tilecc run was launched on {world().size} MPI ranks, but this version runs a job "
+            f"on one process only; run it without mpiexec (threads: --threads)."
+        )
 
     opts = RunOptions(
         molecule=args.molecule,
@@ -238,8 +247,21 @@ _interrupted = threading.Event()
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # With results on standard output (--json -), the log goes to standard error.
-    console = Console(stderr=str(getattr(args, "json", "")) == "-")
+    from tilecc.mpi import launched_rank, world
+
+    # Only rank 0 of an MPI job prints (and writes results); with results on standard output
+    # (--json -), the log goes to standard error.
+    try:
+        leader = world().leader
+    except ValueError as exc:
+        leader = launched_rank() == 0
+        failure: ValueError | None = exc
+    else:
+        failure = None
+    console = Console(stderr=str(getattr(args, "json", "")) == "-", quiet=not leader)
+    if failure is not None:
+        console.print(f"[red]tilecc: {escape(str(failure))}[/red]", highlight=False)
+        return 2
 
     def show(message: Warning | str, *_: object, **__: object) -> None:
         console.print(

@@ -7,6 +7,7 @@ import platform
 
 from tilecc import _blas, _core
 from tilecc.context import default_context
+from tilecc.mpi import world
 
 
 def collect() -> dict[str, str]:
@@ -37,10 +38,19 @@ def collect() -> dict[str, str]:
     setting = f"TILECC_THREADS={os.environ.get('TILECC_THREADS', 'unset')}"
     try:
         ctx = default_context()
-        out["threads"] = f"{ctx.threads} ({setting}; BLAS runs single-threaded inside tasks)"
+        out["threads"] = (
+            f"{ctx.threads} per rank ({setting}; BLAS runs single-threaded inside tasks)"
+        )
         out["policy"] = f"{ctx.policy} (available: {', '.join(_core.policy_names())})"
     except ValueError as exc:
         out["threads"] = f"cannot start ({setting})"
+        out["problem"] = str(exc)
+    try:
+        w = world()
+        nodes = f"{w.nodes} {'virtual ' if w.virtual_nodes else ''}node(s) of {w.ranks_per_node}"
+        out["MPI"] = f"{w.library}; {w.size} rank(s), {nodes}"
+    except ValueError as exc:
+        out["MPI"] = "cannot start"
         out["problem"] = str(exc)
     out["build"] = _core.build_flags()
     return out
