@@ -14,8 +14,8 @@
 namespace tilecc {
 namespace {
 
-using testing::space;
 using testing::shape;
+using testing::space;
 
 ShapePtr antisymmetric_pairs(SpacePtr first, SpacePtr second) {
   // t[p,q,r,s] = -t[q,p,r,s] = -t[p,q,s,r]
