@@ -226,12 +226,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(p)
     output = p.add_argument_group("output")
     output.add_argument(
-        "--trace", type=Path, help="write a Chrome/Perfetto trace of every contraction here"
+        "--trace",
+        type=Path,
+        help="write a Chrome/Perfetto trace of every contraction here (gzipped if it ends in .gz)",
     )
     p.set_defaults(handler=_run)
     p = sub.add_parser("report", help="time decomposition and charts from a trace")
     p.add_argument("trace", type=Path, help="a trace written by tilecc run --trace")
-    p.add_argument("--png", type=Path, help="draw the worker timeline and load balance here")
+    p.add_argument(
+        "--png",
+        type=Path,
+        help="draw the worker timeline and load balance here (.png, .svg or .pdf, by the name)",
+    )
     p.set_defaults(handler=_report)
     p = sub.add_parser("demo", help="run and check a demonstration contraction")
     p.add_argument("--threads", type=_thread_count, default=None, help="worker threads")

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import gzip
+import io
 import os
 import secrets
 import stat
@@ -220,9 +222,12 @@ def check_outputs(inputs: Mapping[str, Path | None], outputs: Mapping[str, Path 
         check_writable(path, what)
 
 
-def read_text_input(path: Path, what: str, limit: int = MAX_INPUT_BYTES) -> str:
+def read_text_input(
+    path: Path, what: str, limit: int = MAX_INPUT_BYTES, compressed: bool = False
+) -> str:
     """The text of an input file, refusing what is not a regular file (a FIFO would hang, a
-    device never end) or larger than ``limit``, and a leading UTF-8 byte-order mark removed."""
+    device never end) or larger than ``limit`` (also once gunzipped, when ``compressed``), and
+    a leading UTF-8 byte-order mark removed."""
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -241,8 +246,17 @@ def read_text_input(path: Path, what: str, limit: int = MAX_INPUT_BYTES) -> str:
         )
     try:
         data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}.") from None
+        if compressed:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unzipped:
+                data = unzipped.read(limit + 1)
+            if len(data) > limit:
+                raise ValueError(
+                    f"cannot read the {what} {path}: it unpacks to more than a {what} can "
+                    f"({limit} bytes); check the path."
+                )
+    except (OSError, EOFError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise ValueError(f"cannot read the {what} {path}: {reason}.") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -59,6 +59,15 @@ def worker_table(summary: TraceSummary) -> Table:
     return table
 
 
+#: Chart formats by file extension; a name without one of these is drawn as PNG.
+CHART_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+
+def chart_format(path: Path) -> str:
+    """The format a chart's file name asks for (its extension), PNG otherwise."""
+    return CHART_FORMATS.get(Path(path).suffix.lower(), "png")
+
+
 def draw(summary: TraceSummary, path: Path) -> None:
     """A per-worker timeline (one bar per phase slice) above a load-balance chart (each worker's
     seconds stacked by phase)."""
@@ -104,7 +113,7 @@ def draw(summary: TraceSummary, path: Path) -> None:
     from tilecc.files import replaced_atomically
 
     with replaced_atomically(path, "wb", what="chart") as f:
-        fig.savefig(f, format="png", dpi=110)
+        fig.savefig(f, format=chart_format(path), dpi=110)
     plt.close(fig)
 
 

@@ -19,6 +19,8 @@ which belong to no one contraction, are shared out by each one's part of the wor
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import math
 from collections.abc import Iterable
@@ -237,8 +239,11 @@ class TraceRecorder:
             }
 
     def write(self, path: Path) -> None:
-        """Write the trace atomically, one event per line."""
-        with replaced_atomically(path) as f:
+        """Write the trace atomically, one event per line; gzipped when the name ends in
+        ``.gz`` (Perfetto opens ``.json.gz`` as it is)."""
+        with replaced_atomically(path, "w+b", what="trace file") as raw:
+            zipped = gzip.GzipFile(fileobj=raw, mode="wb") if str(path).endswith(".gz") else None
+            f = io.TextIOWrapper(zipped or raw, encoding="utf-8")
             f.write('{"displayTimeUnit": "ms", ')
             meta = {"tilecc": _core.version(), "policy": self.policy, "threads": self.threads}
             f.write(f'"otherData": {json.dumps(meta)}, "traceEvents": [\n')
@@ -247,6 +252,10 @@ class TraceRecorder:
                 f.write(("" if first else ",\n") + json.dumps(event))
                 first = False
             f.write("\n]}\n")
+            f.flush()
+            f.detach()
+            if zipped is not None:
+                zipped.close()
 
 
 @dataclass
@@ -275,7 +284,7 @@ MAX_TRACE_WORKERS = 1 << 16
 
 def read_trace(path: Path) -> TraceSummary:
     """Read a trace written by :class:`TraceRecorder`; refuses anything else in one sentence."""
-    text = read_text_input(Path(path), "trace")
+    text = read_text_input(Path(path), "trace", compressed=str(path).endswith(".gz"))
     try:
         data = json.loads(text)
         meta = data["otherData"]

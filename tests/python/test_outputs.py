@@ -1,0 +1,37 @@
+"""Outputs that behave as their names ask: a trace named .json.gz is gzipped (Perfetto opens it
+as it is) and read back by tilecc report; a chart named .svg or .pdf is drawn in that format."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from tilecc.testing import run_cli
+
+WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
+
+
+@pytest.fixture(scope="module")
+def gzipped_trace(tmp_path_factory) -> Path:
+    trace = tmp_path_factory.mktemp("trace") / "t.json.gz"
+    run = run_cli("run", str(WATER), "--basis", "sto-3g", "--trace", str(trace))
+    assert run.returncode == 0, run.stdout
+    return trace
+
+
+def test_a_gz_trace_is_gzipped_json(gzipped_trace):
+    data = json.loads(gzip.decompress(gzipped_trace.read_bytes()))
+    assert data["traceEvents"] and data["otherData"]["threads"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("suffix", "magic"), [(".svg", b"<?xml"), (".pdf", b"%PDF"), (".png", b"\x89PNG")]
+)
+def test_report_reads_it_and_draws_the_format_asked_for(gzipped_trace, tmp_path, suffix, magic):
+    chart = tmp_path / f"chart{suffix}"
+    run = run_cli("report", str(gzipped_trace), "--png", str(chart))
+    assert run.returncode == 0, run.stdout
+    assert chart.read_bytes().startswith(magic)
