@@ -76,6 +76,34 @@ def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
         f.write("\n")
 
 
+def final_lines(
+    method: str, reference: str, e_scf: float, e_corr: float, e_t: float | None
+) -> list[str]:
+    """The closing lines a chemist greps for, as Psi4, ORCA and NWChem print them.
+
+    >>> for line in final_lines("ccsd(t)", "rhf", -76.0, -0.2, -0.003):
+    ...     print(line)
+    RHF total energy = -76.000000000000
+    CCSD correlation energy = -0.200000000000
+    CCSD total energy = -76.200000000000
+    (T) correction energy = -0.003000000000
+    CCSD(T) total energy = -76.203000000000
+    tilecc: normal termination
+    """
+    name = "CCSD" if method == "ccsd(t)" else method.upper()
+    lines = [
+        f"{reference.upper()} total energy = {e_scf:.12f}",
+        f"{name} correlation energy = {e_corr:.12f}",
+        f"{name} total energy = {e_scf + e_corr:.12f}",
+    ]
+    if e_t is not None:
+        lines += [
+            f"(T) correction energy = {e_t:.12f}",
+            f"CCSD(T) total energy = {e_scf + e_corr + e_t:.12f}",
+        ]
+    return [*lines, "tilecc: normal termination"]
+
+
 class ResultsNotWrittenError(OSError):
     """The job ran, but its results file could not be written; they were kept elsewhere."""
 
@@ -464,6 +492,9 @@ def run(
             )
     if opts.json is not None:
         keep_results(opts.json, results, console)
+    if cc.converged:
+        for line in final_lines(opts.method, reference, float(mf.e_tot), cc.e_corr, cc.e_t):
+            console.print(line, highlight=False)
     if not cc.converged:
         raise NotConvergedError(
             f"{opts.method.upper()} did not converge in {opts.max_iter} "

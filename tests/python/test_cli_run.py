@@ -72,6 +72,22 @@ def test_ccsd_t_json_matches_pyscf(tmp_path):
     assert "triples" in result["timings"]
 
 
+def test_a_run_ends_with_lines_a_chemist_greps_for(tmp_path):
+    results = tmp_path / "r.json"
+    run = run_cli(
+        "run", str(WATER), "--basis", "6-31g", "--method", "ccsd(t)", "--json", str(results)
+    )
+    assert run.returncode == 0, run.stdout
+    data = json.loads(results.read_text())
+    lines = {
+        k.strip(): v for k, _, v in (line.partition(" = ") for line in run.stdout.splitlines()) if v
+    }
+    assert float(lines["CCSD(T) total energy"]) == pytest.approx(data["e_tot"], abs=1e-11)
+    assert float(lines["CCSD total energy"]) == pytest.approx(data["e_cc_tot"], abs=1e-11)
+    assert float(lines["(T) correction energy"]) == pytest.approx(data["e_t"], abs=1e-11)
+    assert run.stdout.rstrip().endswith("tilecc: normal termination")
+
+
 def test_ccd_matches_pyscf_equations_with_singles_held_at_zero(tmp_path):
     result = run_water(tmp_path, "ccd", "--no-symmetry", "--conv-tol", "1e-10")
     mf = water_rhf()
