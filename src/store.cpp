@@ -90,12 +90,6 @@ const double* CopyStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
   return out;
 }
 
-void CopyStore::accumulate(slot_t slot, const double* values) {
-  MemoryStore::accumulate(slot, values);
-}
-
-void CopyStore::write(slot_t slot, const double* values) { MemoryStore::write(slot, values); }
-
 const char* transfer_name(Transfer transfer) {
   switch (transfer) {
     case Transfer::view:

@@ -150,8 +150,6 @@ class CopyStore final : public MemoryStore {
   using MemoryStore::MemoryStore;
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
   double* writable(slot_t) override { return nullptr; }
-  void accumulate(slot_t slot, const double* values) override;
-  void write(slot_t slot, const double* values) override;
   bool zero_copy() const override { return false; }
   const char* kind() const override { return "copy"; }
 };

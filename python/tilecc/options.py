@@ -9,6 +9,8 @@ import argparse
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
+
 from tilecc import _core
 
 #: The most worker threads an executor takes (include/tilecc/exec.hpp checks the same).
@@ -40,10 +42,10 @@ class RuntimeOptions:
     def check(self) -> RuntimeOptions:
         """Refuse a bad option with one sentence naming it and the valid values; returns self."""
         if self.threads is not None:
-            _whole(self.threads, "threads", 1, MAX_THREADS)
-        _whole(self.quantum, "quantum (tasks per counter fetch)", 1, 2**31 - 1)
+            check_whole(self.threads, "threads", 1, MAX_THREADS)
+        check_whole(self.quantum, "quantum (tasks per counter fetch)", 1, 2**31 - 1)
         if self.group_size is not None:
-            _whole(self.group_size, "group_size (workers per bucket)", 1, MAX_THREADS)
+            check_whole(self.group_size, "group_size (workers per bucket)", 1, MAX_THREADS)
         for name, value, valid in (
             ("scheduling policy", self.policy, _core.policy_names()),
             ("block store", self.store, _core.store_names()),
@@ -82,9 +84,13 @@ class RuntimeOptions:
         return {name: getattr(self, name) for name in self.names()}
 
 
-def _whole(value: Any, name: str, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}.")
+def check_whole(value: Any, name: str, low: int, high: int | None = None) -> None:
+    """One sentence unless ``value`` is a whole number (not a bool) in [low, high]."""
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if whole and low <= value and (high is None or value <= high):
+        return
+    bounds = f">= {low}" if high is None else f"from {low} to {high}"
+    raise ValueError(f"{name} must be a whole number {bounds}, got {value!r}.")
 
 
 def whole_number(low: int, high: int) -> Any:

@@ -24,7 +24,7 @@ from tilecc.cc.diis import DIIS
 from tilecc.cc.vector import AmplitudeVectors
 from tilecc.context import Context
 from tilecc.files import exclusive_lock
-from tilecc.options import RuntimeOptions
+from tilecc.options import RuntimeOptions, check_whole
 from tilecc.tensor import Tensor
 
 
@@ -148,19 +148,14 @@ class AmplitudeSolver:
         raise ValueError(f"(T) is defined on CCSD amplitudes, not {self.method.upper()}.")
 
 
-def _whole(value: Any, name: str, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be a whole number >= {low}, got {value!r}.")
-
-
 def check_iteration_options(
     *, tile: Any, conv_tol: Any, conv_tol_normt: Any, max_cycle: Any, diis_space: Any = 6
 ) -> None:
     """The one check of the iteration options, for the API and the command line alike (the CLI
     calls it before anything runs, naming its own flags in the sentence's place)."""
-    _whole(tile, "tile", 1)
-    _whole(max_cycle, "max_cycle", 1)
-    _whole(diis_space, "diis_space", 0)
+    check_whole(tile, "tile", 1)
+    check_whole(max_cycle, "max_cycle", 1)
+    check_whole(diis_space, "diis_space", 0)
     for name, value in (("conv_tol", conv_tol), ("conv_tol_normt", conv_tol_normt)):
         if (
             isinstance(value, bool)
