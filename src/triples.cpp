@@ -7,14 +7,16 @@
 
 namespace tilecc {
 
-double triples_for_i(const kernels::ClosedShellTriples& kernel, extent_t i, Executor& executor) {
+double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor& executor) {
   const extent_t no = kernel.occupied();
   TILECC_CHECK(i >= 0 && i < no, "(T): the first occupied index must lie in [0, ", no, "), got ", i,
                ".");
+  // Where the summand vanishes when two indices coincide, only distinct ones are computed.
+  const extent_t step = kernel.antisymmetric() ? 1 : 0;
   std::vector<std::pair<extent_t, extent_t>> pairs;
   std::vector<double> costs;
-  for (extent_t j = i; j < no; ++j)
-    for (extent_t k = j; k < no; ++k) {
+  for (extent_t j = i + step; j < no; ++j)
+    for (extent_t k = j + step; k < no; ++k) {
       pairs.emplace_back(j, k);
       costs.push_back(static_cast<double>(kernel.elements(i, j, k)));
     }

@@ -1,5 +1,5 @@
-"""The shared frame of the in-process competitor jobs: read (basis, xyz, threads) from the command
-line, run the symmetric RHF, time CCSD and (T), print one JSON line."""
+"""The shared frame of the in-process competitor jobs: read (basis, xyz, threads, 2S, reference)
+from the command line, run the SCF with symmetry, time CCSD and (T), print one JSON line."""
 
 from __future__ import annotations
 
@@ -16,9 +16,14 @@ def run(ccsd: Callable[[Any, int], tuple[float, Callable[[], float]]]) -> None:
     """``ccsd(mf, threads)`` runs CCSD and returns its total energy and a call that runs (T) on
     it and returns the (T) energy."""
     basis, xyz, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    spin, reference = int(sys.argv[4]), sys.argv[5]
     start = time.perf_counter()
-    mol = gto.M(atom=xyz, basis=basis, symmetry=True, verbose=0)
-    mf = scf.RHF(mol).run(conv_tol=1e-9)
+    mol = gto.M(atom=xyz, basis=basis, spin=spin, symmetry=True, verbose=0)
+    if mol.topgroup in ("Coov", "Dooh"):
+        # PySCF's linear groups do not converge open-shell Pi states: run in the abelian subgroup.
+        subgroup = "C2v" if mol.topgroup == "Coov" else "D2h"
+        mol = gto.M(atom=xyz, basis=basis, spin=spin, symmetry=subgroup, verbose=0)
+    mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[reference](mol).run(conv_tol=1e-9)
     t_scf = time.perf_counter()
     e_ccsd, triples = ccsd(mf, threads)
     t_ccsd = time.perf_counter()

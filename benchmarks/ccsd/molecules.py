@@ -1,4 +1,19 @@
-"""The benchmark molecules (Ångström), as (name, basis, xyz lines)."""
+"""The benchmark molecules (Ångström) and the jobs run on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Case:
+    """One job: basis, atoms, 2S and the SCF reference (rhf, uhf or rohf)."""
+
+    basis: str
+    atoms: list[str]
+    spin: int = 0
+    reference: str = "rhf"
+
 
 WATER = [
     "O 0.000000 0.000000 0.117300",
@@ -30,10 +45,26 @@ METHANOL = [
     "H 0.861794 -1.046179 0.120000",
 ]
 
+# Radicals and a triplet (experimental geometries, NIST CCCBDB).
+NITRIC_OXIDE = ["N 0.0 0.0 0.0", "O 0.0 0.0 1.1508"]
+HYDROXYL = ["O 0.0 0.0 0.0", "H 0.0 0.0 0.9697"]
+METHYLENE = ["C 0.0 0.0 0.1027", "H 0.0 0.9929 -0.3081", "H 0.0 -0.9929 -0.3081"]
+
 CASES = {
-    "h2o/cc-pvtz": ("cc-pvtz", WATER),
-    "n2/cc-pvtz": ("cc-pvtz", NITROGEN),
-    "benzene/cc-pvdz": ("cc-pvdz", BENZENE),
-    "methanol/cc-pvdz (C1)": ("cc-pvdz", METHANOL),
+    "h2o/cc-pvtz": Case("cc-pvtz", WATER),
+    "n2/cc-pvtz": Case("cc-pvtz", NITROGEN),
+    "benzene/cc-pvdz": Case("cc-pvdz", BENZENE),
+    "methanol/cc-pvdz (C1)": Case("cc-pvdz", METHANOL),
+    "NO/cc-pvtz UHF": Case("cc-pvtz", NITRIC_OXIDE, spin=1, reference="uhf"),
+    "OH/cc-pvtz UHF": Case("cc-pvtz", HYDROXYL, spin=1, reference="uhf"),
+    "CH2 triplet/cc-pvtz UHF": Case("cc-pvtz", METHYLENE, spin=2, reference="uhf"),
+    "NO/cc-pvtz ROHF": Case("cc-pvtz", NITRIC_OXIDE, spin=1, reference="rohf"),
+    "OH/cc-pvtz ROHF": Case("cc-pvtz", HYDROXYL, spin=1, reference="rohf"),
+    "CH2 triplet/cc-pvtz ROHF": Case("cc-pvtz", METHYLENE, spin=2, reference="rohf"),
 }
-QUICK = {"h2o/cc-pvdz": ("cc-pvdz", WATER), "n2/cc-pvdz": ("cc-pvdz", NITROGEN)}
+QUICK = {
+    "h2o/cc-pvdz": Case("cc-pvdz", WATER),
+    "n2/cc-pvdz": Case("cc-pvdz", NITROGEN),
+    "OH/cc-pvdz UHF": Case("cc-pvdz", HYDROXYL, spin=1, reference="uhf"),
+}
+OPEN_SHELL = {name: case for name, case in CASES.items() if case.reference != "rhf"}

@@ -15,9 +15,11 @@ from pathlib import Path
 INPUT = """memory 8 gb
 set_num_threads({threads})
 molecule {{
+{charge_multiplicity}
 {atoms}
 }}
 set {{
+  reference {reference}
   basis {basis}
   freeze_core true
   scf_type pk
@@ -37,6 +39,7 @@ print_out("TILECC-BENCH {{:.12f}} {{:.6f}} {{:.6f}}\\n".format(e, t1 - t0, t2 - 
 
 def main() -> None:
     basis, xyz, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    spin, reference = int(sys.argv[4]), sys.argv[5]
     psi4 = shutil.which("psi4")
     if psi4 is None:
         print(json.dumps({"error": "psi4 is not installed; run benchmarks/ccsd/setup.sh"}))
@@ -46,7 +49,15 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as work:
         inp = Path(work, "input.dat")
-        inp.write_text(INPUT.format(threads=threads, atoms=atoms, basis=basis))
+        inp.write_text(
+            INPUT.format(
+                threads=threads,
+                charge_multiplicity=f"0 {spin + 1}",
+                atoms=atoms,
+                basis=basis,
+                reference=reference,
+            )
+        )
         start = time.perf_counter()
         run = subprocess.run(
             [psi4, "-n", str(threads), str(inp), str(Path(work, "output.dat"))],

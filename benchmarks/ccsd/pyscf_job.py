@@ -1,4 +1,5 @@
-"""Competitor: PySCF RCCSD(T), whole job in this process; prints JSON."""
+"""Competitor: PySCF CCSD(T) (RCCSD, or UCCSD for UHF and ROHF references), whole job in this
+process; prints JSON."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 """Whole CCSD(T) jobs: tilecc against PySCF and Psi4 on the same molecules, threads and machine.
 
     bash benchmarks/ccsd/setup.sh            # once: installs Psi4 (Debian package)
-    python benchmarks/ccsd/run.py [--json PATH] [--quick] [--threads N]
+    python benchmarks/ccsd/run.py [--json PATH] [--quick | --open-shell] [--threads N]
 
 Every job runs in its own process under GNU time (peak memory); the table ends with the time
 ratios tilecc/PySCF and tilecc/Psi4 for the whole job and per phase, measured in this run.
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from molecules import CASES, QUICK
+from molecules import CASES, OPEN_SHELL, QUICK, Case
 from rich.console import Console
 from rich.table import Table
 
@@ -27,7 +27,7 @@ HERE = Path(__file__).parent
 COMPETITORS = {"tilecc": "tilecc_job.py", "pyscf": "pyscf_job.py", "psi4": "psi4_job.py"}
 
 
-def run_job(script: str, basis: str, xyz: Path, threads: int, timeout: float) -> dict:
+def run_job(script: str, case: Case, xyz: Path, threads: int, timeout: float) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".time") as rss:
         try:
             proc = subprocess.run(
@@ -39,9 +39,11 @@ def run_job(script: str, basis: str, xyz: Path, threads: int, timeout: float) ->
                     rss.name,
                     sys.executable,
                     str(HERE / script),
-                    basis,
+                    case.basis,
                     str(xyz),
                     str(threads),
+                    str(case.spin),
+                    case.reference,
                 ],
                 capture_output=True,
                 text=True,
@@ -65,11 +67,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--json", type=Path)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--open-shell", action="store_true", help="the UHF and ROHF cases only")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
     console = Console()
-    cases = QUICK if args.quick else CASES
+    cases = QUICK if args.quick else OPEN_SHELL if args.open_shell else CASES
     table = Table(title=f"CCSD(T), frozen core, {args.threads} threads: whole job")
     for col in (
         "molecule",
@@ -83,17 +86,23 @@ def main() -> int:
     ):
         table.add_column(col, justify="right")
     records, ratios = [], []
-    for name, (basis, atoms) in cases.items():
+    for name, case in cases.items():
         with tempfile.TemporaryDirectory() as work:
             xyz = Path(work, "mol.xyz")
-            xyz.write_text(f"{len(atoms)}\n{name}\n" + "\n".join(atoms) + "\n")
+            xyz.write_text(f"{len(case.atoms)}\n{name}\n" + "\n".join(case.atoms) + "\n")
             results = {
-                p: run_job(s, basis, xyz, args.threads, args.timeout)
-                for p, s in COMPETITORS.items()
+                p: run_job(s, case, xyz, args.threads, args.timeout) for p, s in COMPETITORS.items()
             }
         for program, r in results.items():
             records.append(
-                {"molecule": name, "basis": basis, "program": program, "threads": args.threads, **r}
+                {
+                    "molecule": name,
+                    "basis": case.basis,
+                    "reference": case.reference,
+                    "program": program,
+                    "threads": args.threads,
+                    **r,
+                }
             )
             if "error" in r:
                 table.add_row(name, program, f"[red]{r['error'][:60]}[/red]", "", "", "", "", "")

@@ -1,21 +1,23 @@
 #pragma once
-/** @file The closed-shell (T) step as tasks: the kernel (kernels/triples.hpp) computes one
- * occupied triple; this schedules the triples on the executor's workers. */
+/** @file The (T) step as tasks: a kernel (kernels/triples.hpp) computes one occupied triple; this
+ * schedules the triples on the executor's workers. */
 #include "tilecc/exec.hpp"
 #include "tilecc/kernels/triples.hpp"
 
 namespace tilecc {
 
 /**
- * Sum over j, k of kernel.energy(i, j, k): the triples i <= j <= k, each weighted by its number
- * of orderings, run as tasks on the executor's workers, costed by their stored elements.
+ * Sum over j, k of kernel.energy(i, j, k) for the triples the kernel asks for (i <= j <= k, each
+ * weighted by its number of orderings; i < j < k only where the summand vanishes when two
+ * coincide), run as tasks
+ * on the executor's workers, costed by their stored elements.
  *
  * @code
  *   double total = 0;
  *   for (extent_t i = 0; i < kernel.occupied(); ++i) total += triples_for_i(kernel, i, executor);
- *   const double e_t = 2.0 / 6.0 * total;
+ *   const double e_t = kernel.scale() * total;
  * @endcode
  */
-double triples_for_i(const kernels::ClosedShellTriples& kernel, extent_t i, Executor& executor);
+double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor& executor);
 
 }  // namespace tilecc

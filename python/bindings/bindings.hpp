@@ -7,4 +7,5 @@ void bind_space(nanobind::module_& m);
 void bind_tensor(nanobind::module_& m);
 void bind_contract(nanobind::module_& m);
 void bind_runtime(nanobind::module_& m);
+void bind_triples(nanobind::module_& m);
 }  // namespace tilecc::python

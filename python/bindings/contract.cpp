@@ -12,9 +12,7 @@
 #include "tilecc/error.hpp"
 #include "tilecc/hypergraph.hpp"
 #include "tilecc/inspect.hpp"
-#include "tilecc/kernels/triples.hpp"
 #include "tilecc/ops.hpp"
-#include "tilecc/triples.hpp"
 
 namespace nb = nanobind;
 
@@ -270,46 +268,6 @@ void bind_contract(nb::module_& m) {
       },
       nb::arg("c_labels"), nb::arg("c"), nb::arg("a_labels"), nb::arg("a"), nb::arg("alpha"),
       nb::arg("beta"), nb::arg("executor"));
-
-  using Array = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
-  using Irreps = nb::ndarray<const int, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-  nb::class_<kernels::ClosedShellTriples>(m, "ClosedShellTriples")
-      .def(
-          "__init__",
-          [](kernels::ClosedShellTriples* self, Array ovvv, Array ovoo, Array ovov, Array t2,
-             Array t1, Array fov, Array eo, Array ev, Irreps occ_irreps, Irreps vir_irreps) {
-            kernels::ClosedShellTriplesInputs in;
-            in.no = static_cast<extent_t>(t1.shape(0));
-            in.nv = static_cast<extent_t>(t1.shape(1));
-            const auto no = static_cast<std::size_t>(in.no), nv = static_cast<std::size_t>(in.nv);
-            TILECC_CHECK(ovvv.size() == no * nv * nv * nv && ovoo.size() == no * nv * no * no &&
-                             ovov.size() == no * nv * no * nv && t2.size() == no * no * nv * nv &&
-                             fov.size() == no * nv && eo.size() == no && ev.size() == nv &&
-                             occ_irreps.size() == no && vir_irreps.size() == nv,
-                         "ClosedShellTriples: array sizes do not match t1's (occupied, virtual).");
-            in.ovvv = ovvv.data();
-            in.ovoo = ovoo.data();
-            in.ovov = ovov.data();
-            in.t2 = t2.data();
-            in.t1 = t1.data();
-            in.fov = fov.data();
-            in.eo = eo.data();
-            in.ev = ev.data();
-            in.occ_irreps = occ_irreps.data();
-            in.vir_irreps = vir_irreps.data();
-            new (self) kernels::ClosedShellTriples(in);
-          },
-          nb::arg("ovvv"), nb::arg("ovoo"), nb::arg("ovov"), nb::arg("t2"), nb::arg("t1"),
-          nb::arg("fov"), nb::arg("eo"), nb::arg("ev"), nb::arg("occ_irreps"),
-          nb::arg("vir_irreps"))
-      .def(
-          "energy_for_i",
-          [](const kernels::ClosedShellTriples& triples, extent_t i, Executor& ex) {
-            nb::gil_scoped_release release;
-            blas::ensure_loaded();
-            return triples_for_i(triples, i, ex);
-          },
-          nb::arg("i"), nb::arg("executor"));
 
   m.def(
       "run_empty_tasks",

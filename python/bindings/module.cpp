@@ -11,4 +11,5 @@ NB_MODULE(_core, m) {
   // The runtime first: plans take its CostModel as a default argument.
   tilecc::python::bind_runtime(m);
   tilecc::python::bind_contract(m);
+  tilecc::python::bind_triples(m);
 }

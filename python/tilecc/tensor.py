@@ -191,6 +191,12 @@ class Tensor:
         other.context.settle(other)
         _core.copy_retiled(other._core, self._core)
 
+    def settled_core(self) -> _core.BlockTensor:
+        """The core tensor once every queued operation on it has run: what a kernel that reads
+        a tensor's blocks itself (the (T) kernels) is handed."""
+        self.context.settle(self)
+        return self._core
+
     def transfers(self) -> dict[str, tuple[int, int]]:
         """(bytes, calls) of each transfer class its store counted since it was made (or
         :meth:`reset_transfers`): views, copies, intra- and inter-node copies, disk reads and

@@ -1,4 +1,4 @@
-"""(T) against PySCF's gccsd_t on PySCF's own amplitudes, computed in the test."""
+"""(T) against PySCF's gccsd_t, uccsd_t and ccsd_t, computed in the test."""
 
 from __future__ import annotations
 
@@ -7,30 +7,30 @@ from pyscf import cc, gto, scf
 from pyscf.cc import gccsd_t
 
 import tilecc.cc
-from tilecc.cc import triples
 
 WATER = "O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692"
 
 
 @pytest.mark.parametrize(
-    ("kind", "charge", "spin", "chunk_doubles"),
+    ("kind", "charge", "spin", "symmetry", "tile"),
     [
-        (scf.RHF, 0, 0, 1 << 25),
-        (scf.RHF, 0, 0, 30**3 * 2),
-        (scf.UHF, 1, 1, 30**3 * 9),
+        (scf.RHF, 0, 0, True, 4),
+        (scf.UHF, 1, 1, True, 4),
+        (scf.UHF, 1, 1, False, 3),
+        (scf.UHF, -1, 1, True, 100),
     ],
 )
-def test_matches_pyscf(monkeypatch, kind, charge, spin, chunk_doubles):
-    # Small task sizes force several occupied chunks and every chunk-triple weight.
-    monkeypatch.setattr(triples, "TASK_DOUBLES", chunk_doubles)
-    mol = gto.M(atom=WATER, basis="6-31g", symmetry=True, charge=charge, spin=spin, verbose=0)
+def test_matches_pyscf(kind, charge, spin, symmetry, tile):
+    # Tiles of 3 and 4 read each tensor through many blocks of every symmetry; 100, one per
+    # spin and irrep.
+    mol = gto.M(atom=WATER, basis="6-31g", symmetry=symmetry, charge=charge, spin=spin, verbose=0)
     mf = kind(mol).run(conv_tol=1e-12)
     ref = cc.GCCSD(scf.addons.convert_to_ghf(mf), frozen=2)
     ref.conv_tol, ref.conv_tol_normt = 1e-11, 1e-9
     ref.run()
     expected = gccsd_t.kernel(ref, ref.ao2mo(), ref.t1, ref.t2)
     mine = tilecc.cc.GCCSD(
-        mf, frozen=1, tile=4, threads=1, conv_tol=1e-11, conv_tol_normt=1e-9
+        mf, frozen=1, tile=tile, threads=2, conv_tol=1e-11, conv_tol_normt=1e-9
     ).run()
     calls = []
     assert mine.ccsd_t(progress=lambda done, total: calls.append((done, total))) == pytest.approx(
@@ -41,9 +41,26 @@ def test_matches_pyscf(monkeypatch, kind, charge, spin, chunk_doubles):
     assert calls and calls[-1][0] == calls[-1][1]
 
 
-@pytest.mark.parametrize(("symmetry", "chunk_doubles"), [(True, 1 << 25), (False, 30**3 * 2)])
-def test_closed_shell_matches_pyscf(monkeypatch, symmetry, chunk_doubles):
-    monkeypatch.setattr(triples, "TASK_DOUBLES", chunk_doubles)
+def test_uhf_matches_pyscf_uccsd_t():
+    # A triplet in C2v: every spin case (aaa, aab, abb, bbb) and several irreps per triple.
+    mol = gto.M(
+        atom="C 0 0 0; H 0 0.98 0.62; H 0 -0.98 0.62",
+        basis="cc-pvdz",
+        spin=2,
+        symmetry=True,
+        verbose=0,
+    )
+    mf = scf.UHF(mol).run(conv_tol=1e-12)
+    ref = cc.UCCSD(mf, frozen=1)
+    ref.conv_tol, ref.conv_tol_normt = 1e-11, 1e-9
+    ref.run()
+    expected = ref.ccsd_t()
+    mine = tilecc.cc.CCSD_T(mf, frozen=1, threads=2, conv_tol=1e-11, conv_tol_normt=1e-9).run()
+    assert mine.e_t == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize(("symmetry", "tile"), [(True, 3), (False, 100)])
+def test_closed_shell_matches_pyscf(symmetry, tile):
     mol = gto.M(atom=WATER, basis="6-31g", symmetry=symmetry, verbose=0)
     mf = scf.RHF(mol).run(conv_tol=1e-12)
     ref = cc.CCSD(mf, frozen=1)
@@ -51,7 +68,7 @@ def test_closed_shell_matches_pyscf(monkeypatch, symmetry, chunk_doubles):
     ref.run()
     expected = ref.ccsd_t()
     mine = tilecc.cc.CCSD_T(
-        mf, frozen=1, tile=3, threads=2, conv_tol=1e-11, conv_tol_normt=1e-9
+        mf, frozen=1, tile=tile, threads=2, conv_tol=1e-11, conv_tol_normt=1e-9
     ).run()
     assert isinstance(mine, tilecc.cc.RCCSD)
     assert mine.e_t == pytest.approx(expected, abs=1e-10)

@@ -1,14 +1,15 @@
 // The fused closed-shell (T) kernel for one occupied triple. Per ordering s of (i,j,k), GEMMs over
 // the non-zero symmetry blocks give that ordering's connected W0_s; a permuted sum of the six
 // gives W; the disconnected V is added row by row (contiguous reads only) to give X; one more
-// permuted sum gives r3(X). Each permuted sum walks the target in cache-sized tiles, reading each
-// source along its own strides.
-#include "tilecc/kernels/triples.hpp"
+// permuted sum gives r3(X).
+#include "tilecc/kernels/closed_shell_triples.hpp"
 
 #include <algorithm>
 
+#include "permuted_sum.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
+#include "triples_inputs.hpp"
 
 namespace tilecc::kernels {
 namespace {
@@ -19,7 +20,6 @@ constexpr std::array<Perm, 6> orderings = {
 // r3's five transposed terms (the ordering each reads) and their weights; X itself has weight 4.
 constexpr std::array<Perm, 5> r3_orders = {{{1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}}};
 constexpr std::array<double, 5> r3_weights = {1.0, 1.0, -2.0, -2.0, -2.0};
-constexpr extent_t tile = 16;
 
 Perm inverse(const Perm& p) {
   Perm inv{};
@@ -27,13 +27,16 @@ Perm inverse(const Perm& p) {
   return inv;
 }
 
-// Offset and size of each irrep's range; refuses labels that are not sorted by irrep.
-void irrep_ranges(const int* irreps, extent_t n, std::array<extent_t, 8>& off,
-                  std::array<extent_t, 8>& size, const char* space) {
-  for (extent_t p = 0; p < n; ++p) {
-    TILECC_CHECK(irreps[p] >= 0 && irreps[p] < 8 && (p == 0 || irreps[p - 1] <= irreps[p]),
-                 "(T): the ", space, " orbitals must carry irreps 0-7 sorted in ascending order.");
-    ++size[static_cast<std::size_t>(irreps[p])];
+// Offset and size of each irrep's range; refuses orbitals that are not sorted by irrep.
+void irrep_ranges(const IndexSpace& space, std::array<extent_t, 8>& off,
+                  std::array<extent_t, 8>& size) {
+  int last = 0;
+  for (const Orbital& orbital : space.orbitals()) {
+    TILECC_CHECK(orbital.spin == Spin::none && orbital.irrep >= last,
+                 "closed-shell (T): the orbitals of ", space.describe(),
+                 " must be spatial orbitals sorted by irrep.");
+    last = orbital.irrep;
+    ++size[static_cast<std::size_t>(orbital.irrep)];
   }
   for (std::size_t g = 1; g < 8; ++g) off[g] = off[g - 1] + size[g - 1];
 }
@@ -43,12 +46,19 @@ std::size_t u(extent_t n) { return static_cast<std::size_t>(n); }
 
 }  // namespace
 
-ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
-    : no_(in.no), nv_(in.nv) {
+ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in) {
+  TILECC_CHECK(in.t1 != nullptr && in.t1->rank() == 2, "(T): t1 is missing or not of rank 2.");
+  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
+  detail::check_spaces(in.ovvv, "(ia|fb)", {&o, &v, &v, &v});
+  detail::check_spaces(in.ovoo, "(ia|jk)", {&o, &v, &o, &o});
+  detail::check_spaces(in.ovov, "(ia|jb)", {&o, &v, &o, &v});
+  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
+  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+  no_ = o.size(), nv_ = v.size();
   const extent_t no = no_, nv = nv_, nv2 = nv * nv;
-  occ_irrep_.assign(in.occ_irreps, in.occ_irreps + no);
-  irrep_ranges(in.occ_irreps, no, occ_off_, occ_n_, "occupied");
-  irrep_ranges(in.vir_irreps, nv, vir_off_, vir_n_, "virtual");
+  for (const Orbital& orbital : o.orbitals()) occ_irrep_.push_back(orbital.irrep);
+  irrep_ranges(o, occ_off_, occ_n_);
+  irrep_ranges(v, vir_off_, vir_n_);
 
   for (int gab = 0; gab < irreps; ++gab) {
     extent_t rows = 0;
@@ -79,23 +89,26 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
       total += group_rows_[u(gab)] * vir_n_[u(occ_irrep_[u(p)] ^ gab)];
     }
   x_.resize(u(total));
-  for (extent_t p = 0; p < no; ++p)
-    for (int gab = 0; gab < irreps; ++gab) {
-      const int gf = occ_irrep_[u(p)] ^ gab;
-      const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
-      double* dst = x_.data() + x_off_[u(p)][u(gab)];
-      for (int ga = 0; ga < irreps; ++ga) {
-        const int gb = ga ^ gab;
-        const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)];
-        for (extent_t a = 0; a < na; ++a)
-          for (extent_t b = 0; b < nb; ++b) {
-            double* row = dst + (row_off_[u(gab)][u(ga)] + a * nb + b) * nf;
-            const double* src =
-                in.ovvv + (p * nv + vir_off_[u(ga)] + a) * nv2 + vir_off_[u(gb)] + b;
-            for (extent_t f = 0; f < nf; ++f) row[f] = src[(f0 + f) * nv];
-          }
+  detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
+    for (extent_t p = p0; p < p0 + np; ++p)
+      for (int gab = 0; gab < irreps; ++gab) {
+        const int gf = occ_irrep_[u(p)] ^ gab;
+        const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
+        double* dst = x_.data() + x_off_[u(p)][u(gab)];
+        for (int ga = 0; ga < irreps; ++ga) {
+          const int gb = ga ^ gab;
+          const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)];
+          for (extent_t a = 0; a < na; ++a)
+            for (extent_t b = 0; b < nb; ++b) {
+              double* row = dst + (row_off_[u(gab)][u(ga)] + a * nb + b) * nf;
+              const double* src =
+                  slab + ((p - p0) * nv + vir_off_[u(ga)] + a) * nv2 + vir_off_[u(gb)] + b;
+              for (extent_t f = 0; f < nf; ++f) row[f] = src[(f0 + f) * nv];
+            }
+        }
       }
-    }
+  });
+  t2_ = read_dense(*in.t2);
 
   // t_mr^bc as one [m][b][c] matrix per (r, gb, gc), m in irrep(r) ^ gb ^ gc.
   tm_off_.resize(u(no));
@@ -116,22 +129,22 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
         for (extent_t m = 0; m < occ_n_[u(gm)]; ++m)
           for (extent_t b = 0; b < nb; ++b) {
             const double* src =
-                in.t2 + ((occ_off_[u(gm)] + m) * no + r) * nv2 + (vir_off_[u(gb)] + b) * nv;
+                t2_.data() + ((occ_off_[u(gm)] + m) * no + r) * nv2 + (vir_off_[u(gb)] + b) * nv;
             std::copy(src + vir_off_[u(gc)], src + vir_off_[u(gc)] + nc, dst + (m * nb + b) * nc);
           }
       }
 
+  const std::vector<double> ovoo = read_dense(*in.ovoo);
   iajm_.resize(u(no * nv * no * no));
   for (extent_t ia = 0; ia < no * nv; ++ia)
     for (extent_t m = 0; m < no; ++m)
       for (extent_t j = 0; j < no; ++j)
-        iajm_[u((ia * no + j) * no + m)] = in.ovoo[(ia * no + m) * no + j];
-  t2_.assign(in.t2, in.t2 + no * no * nv2);
-  t1_.assign(in.t1, in.t1 + no * nv);
-  fov_.assign(in.fov, in.fov + no * nv);
-  ovov_.assign(in.ovov, in.ovov + no * nv * no * nv);
-  eo_.assign(in.eo, in.eo + no);
-  ev_.assign(in.ev, in.ev + nv);
+        iajm_[u((ia * no + j) * no + m)] = ovoo[u((ia * no + m) * no + j)];
+  t1_ = read_dense(*in.t1);
+  fov_ = read_dense(*in.fov);
+  ovov_ = read_dense(*in.ovov);
+  eo_ = detail::energies(o);
+  ev_ = detail::energies(v);
 }
 
 extent_t ClosedShellTriples::scratch_doubles() const {
@@ -166,31 +179,13 @@ template <std::size_t N>
 void ClosedShellTriples::permuted_sum(int g, double* dst, const std::array<Term, N>& terms) const {
   for_each_block(g, [&](int ga, int gb, int gc) {
     const std::array<int, 3> block = {ga, gb, gc};
-    std::array<View, N> source{};
-    for (std::size_t n = 0; n < N; ++n) source[n] = view(g, terms[n].axes, block);
+    std::array<detail::SourceView, N> sources{};
+    for (std::size_t n = 0; n < N; ++n) {
+      const View v = view(g, terms[n].axes, block);
+      sources[n] = {terms[n].src + v.base, v.sa, v.sb, v.sc, terms[n].weight};
+    }
     const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)], nc = vir_n_[u(gc)];
-    double* out = dst + block_off_[u(g)][u(ga)][u(gb)];
-    // Tiles keep the strided reads of a transposed source within a few cache lines.
-    for (extent_t a0 = 0; a0 < na; a0 += tile)
-      for (extent_t b0 = 0; b0 < nb; b0 += tile)
-        for (extent_t c0 = 0; c0 < nc; c0 += tile) {
-          const extent_t a1 = std::min(na, a0 + tile), b1 = std::min(nb, b0 + tile);
-          const extent_t c1 = std::min(nc, c0 + tile);
-          for (extent_t a = a0; a < a1; ++a)
-            for (extent_t b = b0; b < b1; ++b) {
-              double* row = out + (a * nb + b) * nc;
-              for (extent_t c = c0; c < c1; ++c) row[c] = 0.0;
-              for (std::size_t n = 0; n < N; ++n) {
-                const View& v = source[n];
-                const double* in = terms[n].src + v.base + a * v.sa + b * v.sb;
-                const double weight = terms[n].weight;
-                if (v.sc == 1)
-                  for (extent_t c = c0; c < c1; ++c) row[c] += weight * in[c];
-                else
-                  for (extent_t c = c0; c < c1; ++c) row[c] += weight * in[c * v.sc];
-              }
-            }
-        }
+    detail::permuted_block_sum(dst + block_off_[u(g)][u(ga)][u(gb)], nb * nc, na, nb, nc, sources);
   });
 }
 

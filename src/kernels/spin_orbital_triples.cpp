@@ -1,0 +1,251 @@
+// The fused spin-orbital (T) kernel for one occupied triple i < j < k. For each of the three
+// orderings of P(i/jk), two GEMMs per label of a add that ordering's connected terms into Y; W is
+// P(a/bc) Y. The disconnected terms are then added to Y row by row, and X = P(a/bc) Y.
+#include "tilecc/kernels/spin_orbital_triples.hpp"
+
+#include <algorithm>
+
+#include "permuted_sum.hpp"
+#include "tilecc/blas.hpp"
+#include "tilecc/error.hpp"
+#include "triples_inputs.hpp"
+
+namespace tilecc::kernels {
+namespace {
+
+std::size_t u(int g) { return static_cast<std::size_t>(g); }
+std::size_t u(extent_t n) { return static_cast<std::size_t>(n); }
+
+// A label is (number of beta orbitals) * 8 + irrep: an orbital's, or a product's.
+int beta_count(int label) { return label >> 3; }
+int combine(int x, int y) { return (beta_count(x) + beta_count(y)) * 8 + ((x ^ y) & 7); }
+// The label z with combine(z, part) == total holding at most `most` beta orbitals, or -1.
+int remainder(int total, int part, int most) {
+  const int betas = beta_count(total) - beta_count(part);
+  return betas < 0 || betas > most ? -1 : betas * 8 + ((total ^ part) & 7);
+}
+
+// Offset and size of each orbital label's range; refuses orbitals not sorted by label.
+template <class Ranges>
+std::vector<int> label_ranges(const IndexSpace& space, Ranges& off, Ranges& size) {
+  std::vector<int> labels;
+  for (const Orbital& orbital : space.orbitals()) {
+    TILECC_CHECK(orbital.spin != Spin::none &&
+                     (labels.empty() ||
+                      labels.back() <= (orbital.spin == Spin::beta ? 8 : 0) + orbital.irrep),
+                 "spin-orbital (T): the orbitals of ", space.describe(),
+                 " must be spin orbitals sorted by spin, then irrep.");
+    labels.push_back((orbital.spin == Spin::beta ? 8 : 0) + orbital.irrep);
+    ++size[u(labels.back())];
+  }
+  for (std::size_t l = 1; l < off.size(); ++l) off[l] = off[l - 1] + size[l - 1];
+  return labels;
+}
+
+}  // namespace
+
+SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in) {
+  TILECC_CHECK(in.t1 != nullptr && in.t1->rank() == 2, "(T): t1 is missing or not of rank 2.");
+  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
+  detail::check_spaces(in.ovvv, "<ie||bc>", {&o, &v, &v, &v});
+  detail::check_spaces(in.ooov, "<jk||ma>", {&o, &o, &o, &v});
+  detail::check_spaces(in.oovv, "<jk||bc>", {&o, &o, &v, &v});
+  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
+  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+  no_ = o.size(), nv_ = v.size();
+  const extent_t no = no_, nv = nv_;
+  occ_label_ = label_ranges(o, occ_off_, occ_n_);
+  label_ranges(v, vir_off_, vir_n_);
+
+  for (int gbc = 0; gbc < pair_labels; ++gbc) {
+    extent_t cols = 0;
+    for (int lb = 0; lb < orbital_labels; ++lb) {
+      col_off_[u(gbc)][u(lb)] = cols;
+      const int lc = remainder(gbc, lb, 1);
+      if (lc >= 0) cols += vir_n_[u(lb)] * vir_n_[u(lc)];
+    }
+    cols_[u(gbc)] = cols;
+  }
+  for (int g = 0; g < triple_labels; ++g) {
+    extent_t off = 0;
+    for (int la = 0; la < orbital_labels; ++la) {
+      w_off_[u(g)][u(la)] = off;
+      const int gbc = remainder(g, la, 2);
+      if (gbc >= 0) off += vir_n_[u(la)] * cols_[u(gbc)];
+    }
+    size_[u(g)] = off;
+  }
+
+  // One [e or m][(b, c)] matrix per (p, gbc), the e or m of the label completing p to gbc, from a
+  // dense [p][e or m][b][c] source.
+  auto pack = [&](std::vector<double>& dst, std::vector<std::array<extent_t, pair_labels>>& at,
+                  const Ranges& row_off, const Ranges& row_n, auto&& for_each_slab) {
+    at.resize(u(no));
+    extent_t total = 0;
+    for (extent_t p = 0; p < no; ++p)
+      for (int gbc = 0; gbc < pair_labels; ++gbc) {
+        at[u(p)][u(gbc)] = total;
+        const int le = remainder(gbc, occ_label_[u(p)], 1);
+        if (le >= 0) total += row_n[u(le)] * cols_[u(gbc)];
+      }
+    dst.resize(u(total));
+    const extent_t rows_in = static_cast<extent_t>(row_off.back() + row_n.back());
+    for_each_slab([&](extent_t p0, extent_t np, const double* slab) {
+      for (extent_t p = p0; p < p0 + np; ++p)
+        for (int gbc = 0; gbc < pair_labels; ++gbc) {
+          const int le = remainder(gbc, occ_label_[u(p)], 1);
+          if (le < 0) continue;
+          const extent_t cols = cols_[u(gbc)];
+          for (extent_t e = 0; e < row_n[u(le)]; ++e)
+            for (int lb = 0; lb < orbital_labels; ++lb) {
+              const int lc = remainder(gbc, lb, 1);
+              if (lc < 0) continue;
+              const extent_t nb = vir_n_[u(lb)], nc = vir_n_[u(lc)];
+              double* row = dst.data() + at[u(p)][u(gbc)] + e * cols + col_off_[u(gbc)][u(lb)];
+              for (extent_t b = 0; b < nb; ++b) {
+                const double* src =
+                    slab +
+                    (((p - p0) * rows_in + row_off[u(le)] + e) * nv + vir_off_[u(lb)] + b) * nv +
+                    vir_off_[u(lc)];
+                std::copy_n(src, nc, row + b * nc);
+              }
+            }
+        }
+    });
+  };
+  pack(x_, x_off_, vir_off_, vir_n_,
+       [&](auto&& body) { detail::for_each_first_tile(*in.ovvv, body); });
+  t2_ = read_dense(*in.t2);
+  pack(tm_, tm_off_, occ_off_, occ_n_, [&](auto&& body) { body(0, no, t2_.data()); });
+  ooov_ = read_dense(*in.ooov);
+  oovv_ = read_dense(*in.oovv);
+  t1_ = read_dense(*in.t1);
+  fov_ = read_dense(*in.fov);
+  eo_ = detail::energies(o);
+  ev_ = detail::energies(v);
+}
+
+extent_t SpinOrbitalTriples::scratch_doubles() const {
+  return 3 * *std::max_element(size_.begin(), size_.end());
+}
+
+int SpinOrbitalTriples::triple_label(extent_t i, extent_t j, extent_t k) const {
+  return combine(combine(occ_label_[u(i)], occ_label_[u(j)]), occ_label_[u(k)]);
+}
+
+extent_t SpinOrbitalTriples::elements(extent_t i, extent_t j, extent_t k) const {
+  return size_[u(triple_label(i, j, k))];
+}
+
+template <class Body>
+void SpinOrbitalTriples::for_each_block(int g, Body&& body) const {
+  for (int la = 0; la < orbital_labels; ++la) {
+    const int gbc = remainder(g, la, 2);
+    if (vir_n_[u(la)] == 0 || gbc < 0) continue;
+    for (int lb = 0; lb < orbital_labels; ++lb) {
+      const int lc = remainder(gbc, lb, 1);
+      if (vir_n_[u(lb)] > 0 && lc >= 0 && vir_n_[u(lc)] > 0) body(la, lb, lc, gbc);
+    }
+  }
+}
+
+SpinOrbitalTriples::View SpinOrbitalTriples::view(int g, const std::array<int, 3>& axes,
+                                                  const std::array<int, 3>& block) const {
+  // Target axis t lands on source axis axes[t].
+  std::array<int, 3> source{};
+  for (std::size_t t = 0; t < 3; ++t) source[u(axes[t])] = block[t];
+  const int gbc = remainder(g, source[0], 2);
+  const std::array<extent_t, 3> stride = {cols_[u(gbc)], vir_n_[u(source[2])], 1};
+  return {w_off_[u(g)][u(source[0])] + col_off_[u(gbc)][u(source[1])], stride[u(axes[0])],
+          stride[u(axes[1])], stride[u(axes[2])]};
+}
+
+void SpinOrbitalTriples::antisymmetrize(int g, const double* x, double* dst) const {
+  static constexpr std::array<std::array<int, 3>, 3> axes = {{{0, 1, 2}, {1, 0, 2}, {2, 1, 0}}};
+  static constexpr std::array<double, 3> weights = {1.0, -1.0, -1.0};
+  for_each_block(g, [&](int la, int lb, int lc, int gbc) {
+    const std::array<int, 3> block = {la, lb, lc};
+    std::array<detail::SourceView, 3> sources{};
+    for (std::size_t n = 0; n < 3; ++n) {
+      const View v = view(g, axes[n], block);
+      sources[n] = {x + v.base, v.sa, v.sb, v.sc, weights[n]};
+    }
+    detail::permuted_block_sum(dst + w_off_[u(g)][u(la)] + col_off_[u(gbc)][u(lb)], cols_[u(gbc)],
+                               vir_n_[u(la)], vir_n_[u(lb)], vir_n_[u(lc)], sources);
+  });
+}
+
+void SpinOrbitalTriples::connected(int g, extent_t p, extent_t q, extent_t r, double alpha,
+                                   double* y) const {
+  const extent_t no = no_, nv = nv_;
+  for (int la = 0; la < orbital_labels; ++la) {
+    const int gbc = remainder(g, la, 2);
+    if (gbc < 0) continue;
+    const extent_t na = vir_n_[u(la)], cols = cols_[u(gbc)];
+    // e (or m) has the label completing p to (b, c); t_qr^ae and <qr||ma> then conserve theirs.
+    const int le = remainder(gbc, occ_label_[u(p)], 1);
+    if (na == 0 || cols == 0 || le < 0) continue;
+    double* out = y + w_off_[u(g)][u(la)];
+    if (const extent_t ne = vir_n_[u(le)]; ne > 0)
+      blas::gemm(false, false, na, cols, ne, alpha,
+                 t2_.data() + ((q * no + r) * nv + vir_off_[u(la)]) * nv + vir_off_[u(le)], nv,
+                 x_.data() + x_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
+    if (const extent_t nm = occ_n_[u(le)]; nm > 0)
+      blas::gemm(true, false, na, cols, nm, alpha,
+                 ooov_.data() + ((q * no + r) * no + occ_off_[u(le)]) * nv + vir_off_[u(la)], nv,
+                 tm_.data() + tm_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
+  }
+}
+
+void SpinOrbitalTriples::disconnected(int g, extent_t p, extent_t q, extent_t r, double sign,
+                                      double* y) const {
+  const extent_t no = no_, nv = nv_;
+  for_each_block(g, [&](int la, int lb, int lc, int gbc) {
+    const extent_t nb = vir_n_[u(lb)], nc = vir_n_[u(lc)], cols = cols_[u(gbc)];
+    for (extent_t a = 0; a < vir_n_[u(la)]; ++a) {
+      const extent_t pa = p * nv + vir_off_[u(la)] + a;
+      const double alpha = sign * t1_[u(pa)], beta = sign * fov_[u(pa)];
+      if (alpha == 0.0 && beta == 0.0) continue;
+      double* rows = y + w_off_[u(g)][u(la)] + a * cols + col_off_[u(gbc)][u(lb)];
+      for (extent_t b = 0; b < nb; ++b) {
+        const extent_t at = ((q * no + r) * nv + vir_off_[u(lb)] + b) * nv + vir_off_[u(lc)];
+        const double *integral = oovv_.data() + at, *amplitude = t2_.data() + at;
+        double* row = rows + b * nc;
+        for (extent_t c = 0; c < nc; ++c) row[c] += alpha * integral[c] + beta * amplitude[c];
+      }
+    }
+  });
+}
+
+double SpinOrbitalTriples::energy(extent_t i, extent_t j, extent_t k, double* scratch) const {
+  const int g = triple_label(i, j, k);
+  const extent_t size = size_[u(g)];
+  double *y = scratch, *w = scratch + size, *x = scratch + 2 * size;
+  struct Ordering {
+    extent_t p, q, r;
+    double sign;
+  };
+  const std::array<Ordering, 3> orderings = {{{i, j, k, 1.0}, {j, i, k, -1.0}, {k, j, i, -1.0}}};
+
+  std::fill_n(y, size, 0.0);
+  for (const Ordering& o : orderings) connected(g, o.p, o.q, o.r, -o.sign, y);
+  antisymmetrize(g, y, w);
+  for (const Ordering& o : orderings) disconnected(g, o.p, o.q, o.r, o.sign, y);
+  antisymmetrize(g, y, x);
+
+  const double e_occ = eo_[u(i)] + eo_[u(j)] + eo_[u(k)];
+  double energy = 0.0;
+  for_each_block(g, [&](int la, int lb, int lc, int gbc) {
+    const extent_t nb = vir_n_[u(lb)], nc = vir_n_[u(lc)], cols = cols_[u(gbc)];
+    const double* ec = ev_.data() + vir_off_[u(lc)];
+    for (extent_t a = 0; a < vir_n_[u(la)]; ++a)
+      for (extent_t b = 0; b < nb; ++b) {
+        const double d_ab = e_occ - ev_[u(vir_off_[u(la)] + a)] - ev_[u(vir_off_[u(lb)] + b)];
+        const extent_t at = w_off_[u(g)][u(la)] + a * cols + col_off_[u(gbc)][u(lb)] + b * nc;
+        for (extent_t c = 0; c < nc; ++c) energy += w[at + c] * x[at + c] / (d_ab - ec[c]);
+      }
+  });
+  return energy;
+}
+
+}  // namespace tilecc::kernels

@@ -1,0 +1,48 @@
+#pragma once
+// What both (T) kernels do with their input tensors: check their spaces, read them whole or one
+// tile of their first index at a time, through the store.
+#include <vector>
+
+#include "tilecc/box.hpp"
+#include "tilecc/error.hpp"
+
+namespace tilecc::kernels::detail {
+
+/** Refuses a tensor whose spaces are not `expected` (the occupied and virtual spaces of t1). */
+inline void check_spaces(const BlockTensor* t, const char* name,
+                         std::initializer_list<const IndexSpace*> expected) {
+  TILECC_CHECK(t != nullptr, "(T): the input ", name, " is missing.");
+  const BlockShape& shape = t->shape();
+  TILECC_CHECK(shape.rank() == static_cast<int>(expected.size()), "(T): ", name, " has rank ",
+               shape.rank(), ", expected ", expected.size(), ".");
+  int k = 0;
+  for (const IndexSpace* space : expected)
+    TILECC_CHECK(shape.space(k++) == *space, "(T): index ", k - 1, " of ", name, " is over ",
+                 shape.space(k - 1).describe(), ", expected t1's ", space->describe(), ".");
+}
+
+inline std::vector<double> energies(const IndexSpace& space) {
+  std::vector<double> e;
+  for (const Orbital& orbital : space.orbitals()) e.push_back(orbital.energy);
+  return e;
+}
+
+/** body(p0, np, slab) for each tile of the first index: its first orbital, its orbitals, and the
+ *  tensor's dense slab over them ([np][...] row-major), read through the store. */
+template <class Body>
+void for_each_first_tile(const BlockTensor& t, Body&& body) {
+  const BlockShape& shape = t.shape();
+  std::vector<double> slab;
+  for (tile_t p = 0; p < shape.space(0).num_tiles(); ++p) {
+    TileBox box = whole(shape);
+    box.first[0] = p, box.last[0] = p + 1;
+    extent_t size = 1;
+    for (int k = 0; k < shape.rank(); ++k) size *= box_extent(shape, box, k);
+    slab.resize(static_cast<std::size_t>(size));
+    read_box(t, box, slab.data());
+    const Tile& tile = shape.space(0).tile(p);
+    body(tile.offset, tile.extent, slab.data());
+  }
+}
+
+}  // namespace tilecc::kernels::detail
