@@ -6,20 +6,28 @@
 #include "tilecc/error.hpp"
 
 namespace tilecc {
+namespace {
+
+// The (j, k) of the triples computed for this i: i <= j <= k, or i < j < k where the summand
+// vanishes when two indices coincide.
+std::vector<std::pair<extent_t, extent_t>> pairs_for(const kernels::TriplesKernel& kernel,
+                                                     extent_t i) {
+  const extent_t no = kernel.occupied(), step = kernel.antisymmetric() ? 1 : 0;
+  std::vector<std::pair<extent_t, extent_t>> pairs;
+  for (extent_t j = i + step; j < no; ++j)
+    for (extent_t k = j + step; k < no; ++k) pairs.emplace_back(j, k);
+  return pairs;
+}
+
+}  // namespace
 
 double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor& executor) {
   const extent_t no = kernel.occupied();
   TILECC_CHECK(i >= 0 && i < no, "(T): the first occupied index must lie in [0, ", no, "), got ", i,
                ".");
-  // Where the summand vanishes when two indices coincide, only distinct ones are computed.
-  const extent_t step = kernel.antisymmetric() ? 1 : 0;
-  std::vector<std::pair<extent_t, extent_t>> pairs;
+  const std::vector<std::pair<extent_t, extent_t>> pairs = pairs_for(kernel, i);
   std::vector<double> costs;
-  for (extent_t j = i + step; j < no; ++j)
-    for (extent_t k = j + step; k < no; ++k) {
-      pairs.emplace_back(j, k);
-      costs.push_back(static_cast<double>(kernel.elements(i, j, k)));
-    }
+  for (const auto& [j, k] : pairs) costs.push_back(static_cast<double>(kernel.elements(i, j, k)));
   std::vector<double> partial(static_cast<std::size_t>(executor.threads()), 0.0);
   executor.run({costs}, [&](task_id_t t, int worker) {
     const auto [j, k] = pairs[static_cast<std::size_t>(t)];
@@ -30,6 +38,13 @@ double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor&
   double sum = 0.0;
   for (const double p : partial) sum += p;
   return sum;
+}
+
+double triples_flops(const kernels::TriplesKernel& kernel) {
+  double flops = 0.0;
+  for (extent_t i = 0; i < kernel.occupied(); ++i)
+    for (const auto& [j, k] : pairs_for(kernel, i)) flops += kernel.flops(i, j, k);
+  return flops;
 }
 
 }  // namespace tilecc

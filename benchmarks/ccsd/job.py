@@ -12,9 +12,13 @@ from typing import Any
 from pyscf import gto, scf
 
 
-def run(ccsd: Callable[[Any, int], tuple[float, Callable[[], float]]]) -> None:
+def run(
+    ccsd: Callable[[Any, int], tuple[float, Callable[[], float]]],
+    rates: Callable[[], dict[str, float]] | None = None,
+) -> None:
     """``ccsd(mf, threads)`` runs CCSD and returns its total energy and a call that runs (T) on
-    it and returns the (T) energy."""
+    it and returns the (T) energy; ``rates()``, called last, adds what the program measured of
+    itself (executed flops per second) to the JSON."""
     basis, xyz, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
     spin, reference = int(sys.argv[4]), sys.argv[5]
     start = time.perf_counter()
@@ -36,5 +40,6 @@ def run(ccsd: Callable[[Any, int], tuple[float, Callable[[], float]]]) -> None:
         "ccsd_s": t_ccsd - t_scf,
         "t_s": t_end - t_ccsd,
         "total_s": t_end - start,
+        **(rates() if rates is not None else {}),
     }
     print(json.dumps(result))

@@ -20,4 +20,7 @@ namespace tilecc {
  */
 double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor& executor);
 
+/** The flops the kernel's GEMMs execute over every triple triples_for_i runs. */
+double triples_flops(const kernels::TriplesKernel& kernel);
+
 }  // namespace tilecc

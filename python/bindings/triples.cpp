@@ -14,6 +14,8 @@ void bind_triples(nb::module_& m) {
   nb::class_<kernels::TriplesKernel>(m, "TriplesKernel")
       .def_prop_ro("occupied", &kernels::TriplesKernel::occupied)
       .def_prop_ro("scale", &kernels::TriplesKernel::scale)
+      .def_prop_ro("executed_flops", &triples_flops,
+                   "Flops the kernel's GEMMs execute over every triple the step runs.")
       .def(
           "energy_for_i",
           [](const kernels::TriplesKernel& kernel, extent_t i, Executor& ex) {

@@ -50,7 +50,7 @@ def _default_threads() -> int:
 
 @dataclass
 class ContextStats:
-    """Totals over every contraction a context has run."""
+    """Totals over every contraction a context has run, and over its (T) steps."""
 
     contractions: int = 0
     tasks: int = 0
@@ -63,6 +63,9 @@ class ContextStats:
     shared_calls: int = 0
     #: Measured time inside tasks, summed over every task run (the "ideal" is this / threads).
     task_seconds: float = 0.0
+    #: Flops the (T) kernels' GEMMs executed, and their time.
+    triples_flops: float = 0.0
+    triples_seconds: float = 0.0
 
 
 @dataclass

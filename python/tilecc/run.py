@@ -451,6 +451,7 @@ def run(
         "flops": {
             "executed": stats.flops,
             "dense": stats.dense_flops,
+            "triples": stats.triples_flops,
             "tasks": stats.tasks,
             "plans_built": stats.plans_built,
             "plans_reused": stats.plans_reused,

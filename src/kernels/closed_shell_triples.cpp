@@ -155,6 +155,25 @@ extent_t ClosedShellTriples::elements(extent_t i, extent_t j, extent_t k) const 
   return size_[u(occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)])];
 }
 
+double ClosedShellTriples::flops(extent_t i, extent_t j, extent_t k) const {
+  const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)];
+  double flops = 0.0;
+  // Each of the six orderings (p, q, r) runs the GEMMs of connected(): over f per group, over m
+  // per block.
+  for (const Perm& order : orderings) {
+    const std::array<extent_t, 3> occ = {i, j, k};
+    const int gp = occ_irrep_[u(occ[u(order[0])])], gq = occ_irrep_[u(occ[u(order[1])])];
+    for (int gab = 0; gab < irreps; ++gab)
+      flops +=
+          2.0 * static_cast<double>(group_rows_[u(gab)] * vir_n_[u(g ^ gab)] * vir_n_[u(gp ^ gab)]);
+    for_each_block(g, [&](int ga, int gb, int gc) {
+      flops += 2.0 * static_cast<double>(vir_n_[u(ga)] * vir_n_[u(gb)] * vir_n_[u(gc)] *
+                                         occ_n_[u(gp ^ gq ^ ga)]);
+    });
+  }
+  return flops;
+}
+
 ClosedShellTriples::View ClosedShellTriples::view(int g, const std::array<int, 3>& axes,
                                                   const std::array<int, 3>& block) const {
   // Target axis t lands on source axis axes[t].

@@ -137,6 +137,20 @@ extent_t SpinOrbitalTriples::elements(extent_t i, extent_t j, extent_t k) const 
   return size_[u(triple_label(i, j, k))];
 }
 
+double SpinOrbitalTriples::flops(extent_t i, extent_t j, extent_t k) const {
+  const int g = triple_label(i, j, k);
+  double flops = 0.0;
+  for (const extent_t p : {i, j, k})
+    for (int la = 0; la < orbital_labels; ++la) {
+      const int gbc = remainder(g, la, 2);
+      const int le = gbc < 0 ? -1 : remainder(gbc, occ_label_[u(p)], 1);
+      if (le >= 0)
+        flops += 2.0 * static_cast<double>(vir_n_[u(la)] * cols_[u(gbc)] *
+                                           (vir_n_[u(le)] + occ_n_[u(le)]));
+    }
+  return flops;
+}
+
 template <class Body>
 void SpinOrbitalTriples::for_each_block(int g, Body&& body) const {
   for (int la = 0; la < orbital_labels; ++la) {

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pytest
 from pyscf import cc, gto, scf
 from pyscf.cc import gccsd_t
 
 import tilecc.cc
+from tilecc.cc import triples
 
 WATER = "O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692"
 
@@ -86,3 +90,38 @@ def test_needs_ccsd_amplitudes():
     ccd = tilecc.cc.GCCD(mf).run()
     with pytest.raises(ValueError, match="not CCD"):
         ccd.ccsd_t()
+
+
+def test_executed_flops_are_counted_exactly():
+    # The spin-orbital kernel's GEMMs contract over e and m only where both factors are allowed
+    # by spin and point group; count those quadruples independently, element by element.
+    mol = gto.M(atom=WATER, basis="6-31g", symmetry=True, charge=1, spin=1, verbose=0)
+    mf = scf.UHF(mol).run(conv_tol=1e-10)
+    mine = tilecc.cc.GCCSD(mf, frozen=1, tile=3, threads=1, conv_tol=1e-6).run()
+    p = mine.problem
+    kernel = triples.spin_orbital_kernel(mine.t1, mine.t2, p)
+
+    def labels(space):
+        beta = (np.asarray(space.spins) < 0).astype(int)
+        return beta, np.asarray(space.irreps)
+
+    (bo, go), (bv, gv) = labels(p.occ), labels(p.vir)
+
+    def allowed(b1, g1, b2, g2, b3, g3, b4, g4):
+        """Whether <12||34>-like elements conserve beta count and irrep (broadcasting)."""
+        return (b1 + b2 == b3 + b4) & ((g1 ^ g2) == (g3 ^ g4))
+
+    a, bb, c, e = np.ix_(range(len(bv)), range(len(bv)), range(len(bv)), range(len(bv)))
+    m = np.arange(len(bo))[None, None, None, :]
+    expected = 0.0
+    for i, j, k in itertools.combinations(range(len(bo)), 3):
+        for pp, q, r in ((i, j, k), (j, i, k), (k, j, i)):
+            # t_qr^ae <pe||bc> and t_pm^bc <qr||ma>
+            e_term = allowed(bo[q], go[q], bo[r], go[r], bv[a], gv[a], bv[e], gv[e]) & allowed(
+                bo[pp], go[pp], bv[e], gv[e], bv[bb], gv[bb], bv[c], gv[c]
+            )
+            m_term = allowed(bo[pp], go[pp], bo[m], go[m], bv[bb], gv[bb], bv[c], gv[c]) & allowed(
+                bo[q], go[q], bo[r], go[r], bo[m], go[m], bv[a], gv[a]
+            )
+            expected += 2.0 * (np.count_nonzero(e_term) + np.count_nonzero(m_term))
+    assert kernel.executed_flops == expected

@@ -50,6 +50,7 @@ class ClosedShellTriples final : public TriplesKernel {
   double scale() const override { return 2.0 / 6.0; }
   extent_t scratch_doubles() const override;
   extent_t elements(extent_t i, extent_t j, extent_t k) const override;
+  double flops(extent_t i, extent_t j, extent_t k) const override;
   double energy(extent_t i, extent_t j, extent_t k, double* scratch) const override;
 
  private:

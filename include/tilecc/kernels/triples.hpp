@@ -28,6 +28,8 @@ class TriplesKernel {
   virtual double scale() const = 0;
   virtual extent_t scratch_doubles() const = 0;
   virtual extent_t elements(extent_t i, extent_t j, extent_t k) const = 0;
+  /** Floating-point operations the triple's GEMMs execute (they dominate its work). */
+  virtual double flops(extent_t i, extent_t j, extent_t k) const = 0;
   virtual double energy(extent_t i, extent_t j, extent_t k, double* scratch) const = 0;
 };
 

@@ -77,6 +77,8 @@ class AmplitudeSolver:
     amplitudes: Amplitudes = field(default=(), init=False)
     problem: Any = field(default=None, init=False)
     e_t: float | None = field(default=None, init=False)
+    #: Wall time of the iterations (updates, DIIS, energies), summed.
+    iteration_seconds: float = field(default=0.0, init=False)
 
     #: Name used in messages and checkpoints ("ccsd", "ccd", "drccd").
     method: ClassVar[str] = "cc"
@@ -238,6 +240,7 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
         amps = new
         e_new = cc.energy(amps, p)
         cc.cycles = cycle
+        cc.iteration_seconds += time.perf_counter() - start
         done = abs(e_new - e_old) < cc.conv_tol and residual < cc.conv_tol_normt
         save(cycle, e_new, done)
         if cc.callback is not None:

@@ -29,6 +29,7 @@ first occupied index so that the progress display moves.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from tilecc import _core
@@ -40,20 +41,21 @@ Progress = Callable[[int, int], None]
 
 
 def _run(kernel: _core.TriplesKernel, context: Context, progress: Progress | None) -> float:
+    start = time.perf_counter()
     total = 0.0
     occupied = kernel.occupied
     for i in range(occupied):
         total += kernel.energy_for_i(i, context.executor)
         if progress is not None:
             progress(i + 1, occupied)
+    context.stats.triples_seconds += time.perf_counter() - start
+    context.stats.triples_flops += kernel.executed_flops
     return kernel.scale * total
 
 
-def spin_orbital_triples(
-    t1: Tensor, t2: Tensor, p: SpinOrbitalProblem, progress: Progress | None = None
-) -> float:
-    """E(T) for converged spin-orbital CCSD amplitudes (orbital energies: the problem's spaces')."""
-    kernel = _core.SpinOrbitalTriples(
+def spin_orbital_kernel(t1: Tensor, t2: Tensor, p: SpinOrbitalProblem) -> _core.TriplesKernel:
+    """The spin-orbital (T) kernel over these amplitudes and the problem's integrals."""
+    return _core.SpinOrbitalTriples(
         ovvv=p.eri["ovvv"].settled_core(),
         ooov=p.eri["ooov"].settled_core(),
         oovv=p.eri["oovv"].settled_core(),
@@ -61,7 +63,13 @@ def spin_orbital_triples(
         t1=t1.settled_core(),
         fov=p.fock["ov"].settled_core(),
     )
-    return _run(kernel, t1.context, progress)
+
+
+def spin_orbital_triples(
+    t1: Tensor, t2: Tensor, p: SpinOrbitalProblem, progress: Progress | None = None
+) -> float:
+    """E(T) for converged spin-orbital CCSD amplitudes (orbital energies: the problem's spaces')."""
+    return _run(spin_orbital_kernel(t1, t2, p), t1.context, progress)
 
 
 def restricted_triples(
