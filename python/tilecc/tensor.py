@@ -164,12 +164,16 @@ class Tensor:
         self._core.divide_by_denominators([int(s) for s in signs], float(shift))
 
     def copy(self, name: str = "") -> Tensor:
+        out = Tensor.like(self, name or self.name)
+        out.add_(self, alpha=1.0, beta=0.0)
+        return out
+
+    def add_(self, other: Tensor, alpha: float = 1.0, beta: float = 1.0) -> None:
+        """self = beta * self + alpha * other, block by block (other: the same structure)."""
         from tilecc.expr import add_permuted
 
-        out = Tensor.like(self, name or self.name)
         labels = tuple(f"p{k}" for k in range(self.rank))
-        add_permuted(out, labels, self, labels, 1.0, 0.0)
-        return out
+        add_permuted(self, labels, other, labels, alpha, beta)
 
     def retiled(self, tile: int | None = None, name: str = "") -> Tensor:
         """A copy over the same orbitals cut into tiles of ``tile`` orbitals (None: one tile per

@@ -116,7 +116,7 @@ class State:
     e_corr: float
     scf: SCFSolution
     amplitudes: Sequence[Tensor]
-    #: The DIIS history, over the segment tiling (AmplitudeVectors.to_segments).
+    #: The DIIS history, over the segment tiling (SegmentPacking.to_segments).
     diis_vectors: list[np.ndarray] = field(default_factory=list)
     diis_errors: list[np.ndarray] = field(default_factory=list)
     #: The iterations converged: a restart goes straight on to what follows them.

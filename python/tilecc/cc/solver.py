@@ -21,7 +21,7 @@ import numpy as np
 from tilecc import _core
 from tilecc.cc import checkpoint as ckpt
 from tilecc.cc.diis import DIIS
-from tilecc.cc.vector import AmplitudeVectors
+from tilecc.cc.vector import BlockVector, SegmentPacking
 from tilecc.context import Context
 from tilecc.files import exclusive_lock
 from tilecc.options import RuntimeOptions, check_whole
@@ -188,13 +188,13 @@ class DivergedError(ValueError):
 
 def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
     """Iterate cc's equations to convergence (or max_cycle), with DIIS on the amplitudes (as
-    weighted vectors whose metric is the dense tensors', see cc/vector.py) and, if asked, a
+    block vectors whose metric is the dense tensors', see cc/vector.py) and, if asked, a
     checkpoint after every iteration and once more when converged."""
     p = cc.build_problem()
     cc.problem = p
     amps = cc.initial_amplitudes(p)
-    vectors = AmplitudeVectors(amps)
-    diis = DIIS(cc.diis_space) if cc.diis_space > 0 else None
+    packing = SegmentPacking(amps)
+    diis = DIIS(cc.diis_space, BlockVector.combination) if cc.diis_space > 0 else None
     path = Path(cc.checkpoint) if cc.checkpoint is not None else None
     orbitals = "semicanonical" if getattr(p, "semicanonical", False) else "canonical"
     ident = {**ckpt.identity(cc.mf, cc.method, p.frozen, orbitals), "formalism": cc.formalism}
@@ -204,7 +204,7 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
         if path is None:
             return
         history = diis.history if diis is not None else ([], [])
-        vs, es = ([vectors.to_segments(v) for v in h] for h in history)
+        vs, es = ([packing.to_segments(v) for v in h] for h in history)
         ckpt.save(path, ident, ckpt.State(cycle, e_corr, scf, amps, vs, es, converged))
 
     first = 1
@@ -213,8 +213,8 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
         restored = ckpt.load(path, ident, amps)
         if diis is not None:
             diis.restore(
-                [vectors.from_segments(v) for v in restored.diis_vectors],
-                [vectors.from_segments(e) for e in restored.diis_errors],
+                [packing.from_segments(v) for v in restored.diis_vectors],
+                [packing.from_segments(e) for e in restored.diis_errors],
             )
         first = restored.cycle + 1
         # A run killed after converging (during (T), say) does not iterate again.
@@ -226,9 +226,11 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
         # operations run (in the first iteration; later ones reuse the plans).
         with cc.context.deferred():
             new = cc.update(amps, p)
-        old, vec = vectors.pack(amps), vectors.pack(new)
-        residual = float(np.linalg.norm(vec - old))
-        if not (math.isfinite(residual) and np.isfinite(vec).all()):
+        update = BlockVector(new)
+        error = update.minus(BlockVector(amps))
+        # Finite only if every new amplitude is (the old ones were).
+        residual = error.norm()
+        if not math.isfinite(residual):
             raise DivergedError(
                 f"{cc.method.upper()} diverged: the amplitudes became NaN or infinite in "
                 f"iteration {cycle}; check that the reference is a converged minimum (keep the "
@@ -236,8 +238,8 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
                 f"across occupied and virtual."
             )
         if diis is not None and cycle > 1:
-            vectors.unpack_(new, diis.update(vec, vec - old))
-        amps = new
+            update = diis.update(update, error)
+        amps = update.tensors
         e_new = cc.energy(amps, p)
         cc.cycles = cycle
         cc.iteration_seconds += time.perf_counter() - start
