@@ -372,33 +372,4 @@ std::string BlockShape::describe() const {
                         num_blocks(), " stored blocks");
 }
 
-namespace {
-
-// Starts loading `v`'s elements into cache, unless they take more than the smallest per-core L2
-// cache of current x86 cores (256 KiB): a larger table would evict its own first lines, and the
-// inspector's other data, before they are read.
-template <class T>
-void prefetch_elements(const std::vector<T>& v) {
-  constexpr std::size_t most_bytes = std::size_t{256} << 10;
-  constexpr std::size_t line_bytes = 64;
-  const std::size_t bytes = v.size() * sizeof(T);
-  if (bytes > most_bytes) return;
-  const auto* first = reinterpret_cast<const char*>(v.data());
-  for (std::size_t offset = 0; offset < bytes; offset += line_bytes)
-    __builtin_prefetch(first + offset);
-}
-
-}  // namespace
-
-void BlockShape::prefetch_inspected() const {
-  // The walk looks block index entries up in a scattered order, and a plan is mostly built between
-  // contractions that have evicted the tables: each lookup would then wait a full memory latency.
-  // Read in order, the lines arrive at memory bandwidth.
-  prefetch_elements(locator_);
-  prefetch_elements(tiles_);
-  prefetch_elements(extents_);
-  prefetch_elements(sizes_);
-  prefetch_elements(long_axes_);
-}
-
 }  // namespace tilecc

@@ -118,11 +118,6 @@ class BlockShape {
     return id;
   }
   block_id_t grid_stride(int k) const { return strides_[static_cast<std::size_t>(k)]; }
-  /** Starts loading every table the inspector reads into cache, each when it is small enough to
-   *  stay there: the block index (block_index()'s table) and the blocks' tiles, extents, sizes and
-   *  extent-1 patterns. A batch of plans calls it for the next plan's operands while it builds
-   *  one. */
-  void prefetch_inspected() const;
   /** True when `tiles` is the smallest tuple of its orbit. */
   bool is_canonical(const tile_t* tiles) const;
 
