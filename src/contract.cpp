@@ -79,7 +79,7 @@ const double* matrix(const ContractionPlan::OperandLayout& layout, const BlockTe
 class PlanTasks {
  public:
   explicit PlanTasks(const BatchItem& item)
-      : plan_(*item.plan), alpha_(item.alpha), a_(*item.a), b_(*item.b), c_(*item.c) {}
+      : plan_(item.plan()), alpha_(item.alpha), a_(*item.a), b_(*item.b), c_(*item.c) {}
 
   void run(task_id_t t, Workspace& ws, WorkerTimeline& clock) const {
     const ContractionPlan::Task& task = plan_.tasks()[static_cast<std::size_t>(t)];
@@ -232,7 +232,7 @@ class BatchTasks {
   BatchTasks(std::span<const BatchItem> items, bool refine) {
     offsets_.push_back(0);
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const auto costs = items[i].plan->costs(refine);
+      const auto costs = items[i].schedule->costs(refine);
       costs_.insert(costs_.end(), costs.begin(), costs.end());
       item_of_.insert(item_of_.end(), costs.size(), static_cast<std::int32_t>(i));
       offsets_.push_back(static_cast<task_id_t>(costs_.size()));
@@ -278,7 +278,7 @@ class BatchTasks {
   // visit(task of the batch, slot) for every output block the tasks of item `i` write.
   template <class Visit>
   void for_each_write(std::span<const BatchItem> items, std::size_t i, Visit&& visit) const {
-    const ContractionPlan& plan = *items[i].plan;
+    const ContractionPlan& plan = items[i].plan();
     const auto& tasks = plan.tasks();
     for (std::size_t t = 0; t < tasks.size(); ++t)
       for (std::int64_t g = tasks[t].first_member; g < tasks[t].last_member; ++g)
@@ -349,7 +349,7 @@ class BatchTasks {
 };
 
 void check_item(const BatchItem& item, std::span<const BatchItem> items) {
-  const ContractionPlan& plan = *item.plan;
+  const ContractionPlan& plan = item.plan();
   check_operand(plan.a(), *item.a);
   check_operand(plan.b(), *item.b);
   check_operand(plan.c(), *item.c);
@@ -357,7 +357,7 @@ void check_item(const BatchItem& item, std::span<const BatchItem> items) {
                " is also an operand; write into a new tensor and copy it back.");
   for (const BatchItem& other : items)
     TILECC_CHECK(other.c != item.a && other.c != item.b, "the operand of ", plan.expression(),
-                 " is the output of ", other.plan->expression(),
+                 " is the output of ", other.plan().expression(),
                  " in the same batch; run them one after the other.");
 }
 
@@ -379,31 +379,38 @@ BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, 
   const Executor::Ready ready = [&](task_id_t t) { return tasks.ready(t); };
   TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), tasks.stages()};
   const bool alone = items.size() == 1;
-  if (alone) pool.loop = items[0].plan->loop();  // the TCE baseline runs one loop at a time
+  if (alone) pool.loop = items[0].plan().loop();  // the TCE baseline runs one loop at a time
   BatchStats stats;
-  if (alone && uses_threaded_blas(*items[0].plan, executor))
+  if (alone && uses_threaded_blas(items[0].plan(), executor))
     stats.run = executor.run_with_threaded_blas(pool, body);
   else
     stats.run = executor.run(pool, body, tasks.ordered() ? &ready : nullptr);
   for (std::size_t i = 0; i < items.size(); ++i) {
-    ContractionPlan& plan = *items[i].plan;
+    Schedule& schedule = *items[i].schedule;
     const auto first = stats.run.task_seconds.begin() + tasks.first(i);
-    std::vector<double> seconds(first, first + static_cast<std::ptrdiff_t>(plan.tasks().size()));
-    plan.record_measured(seconds);
+    std::vector<double> seconds(
+        first, first + static_cast<std::ptrdiff_t>(schedule.plan().tasks().size()));
+    schedule.record_measured(seconds);
     stats.item_task_seconds.push_back(std::move(seconds));
-    stats.item_flops.push_back(plan.executed_flops());
+    stats.item_flops.push_back(schedule.plan().executed_flops());
   }
   return stats;
 }
 
-ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a,
-                       const BlockTensor& b, BlockTensor& c, Executor& executor, bool refine) {
-  const BatchItem item{&plan, alpha, &a, &b, &c};
+ContractStats contract(Schedule& schedule, double alpha, const BlockTensor& a, const BlockTensor& b,
+                       BlockTensor& c, Executor& executor, bool refine) {
+  const BatchItem item{&schedule, alpha, &a, &b, &c};
   BatchStats batch = contract_batch({&item, 1}, executor, refine);
   ContractStats stats;
   stats.run = std::move(batch.run);
   stats.flops = batch.item_flops[0];
   return stats;
+}
+
+ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTensor& a,
+                       const BlockTensor& b, BlockTensor& c, Executor& executor) {
+  Schedule schedule(plan);
+  return contract(schedule, alpha, a, b, c, executor, false);
 }
 
 bool uses_threaded_blas(const ContractionPlan& plan, const Executor& executor) {

@@ -33,8 +33,7 @@ TaskBlockHypergraph task_block_hypergraph(const ContractionPlan& plan) {
     }
   }
   TaskBlockHypergraph h;
-  const auto predicted = plan.estimated_seconds();
-  h.task_weights.assign(predicted.begin(), predicted.end());
+  h.task_weights = plan.modelled_seconds();
   h.pin_offsets.push_back(0);
   for (int x = 0; x < 3; ++x)
     for (std::size_t slot = 0; slot < touching[x].size(); ++slot) {

@@ -76,48 +76,6 @@ void ContractionPlan::report_label_fault() const {
   throw InputError(detail::concat("the labels of ", expression(), " do not form a contraction."));
 }
 
-void ContractionPlan::correct(const ModelCorrection& correction) {
-  correction_ = correction;
-  // A context corrects every plan again before each run: a copy of the predictions made at build
-  // time was only overwritten there, and cost an allocation per plan in the inspector.
-  if (correction.scale == 1.0 && correction.overhead == 0.0) {
-    estimated_.clear();
-    return;
-  }
-  estimated_.resize(modelled_.size());
-  for (std::size_t t = 0; t < modelled_.size(); ++t)
-    estimated_[t] = correction.scale * modelled_[t] + correction.overhead;
-}
-
-void ContractionPlan::record_measured(std::span<const double> seconds) {
-  TILECC_CHECK(seconds.size() == tasks_.size(), "measured times for ", seconds.size(),
-               " tasks given to a plan of ", tasks_.size(), " tasks.");
-  measured_.assign(seconds.begin(), seconds.end());
-}
-
-std::span<const double> ContractionPlan::costs(bool refine) const {
-  return refine && !measured_.empty() ? std::span<const double>(measured_)
-                                      : std::span<const double>(estimated_seconds());
-}
-
-ModelError ContractionPlan::model_error() const {
-  std::vector<double> errors;
-  const std::vector<double>& estimated = estimated_seconds();
-  for (std::size_t t = 0; t < measured_.size(); ++t)
-    if (measured_[t] > 0.0) errors.push_back(std::abs(estimated[t] - measured_[t]) / measured_[t]);
-  ModelError e;
-  e.tasks = static_cast<std::int64_t>(errors.size());
-  if (errors.empty()) return e;
-  std::sort(errors.begin(), errors.end());
-  auto quantile = [&](double q) {
-    return errors[std::min(errors.size() - 1,
-                           static_cast<std::size_t>(q * static_cast<double>(errors.size())))];
-  };
-  e.median = quantile(0.5);
-  e.p90 = quantile(0.9);
-  return e;
-}
-
 std::string ContractionPlan::expression() const {
   return detail::show(c_) + " += " + detail::show(a_) + " * " + detail::show(b_);
 }
@@ -128,7 +86,7 @@ std::string ContractionPlan::summary() const {
                     : output_ == Output::transposed ? "transposed"
                                                     : "buffered";
   double predicted = 0.0;
-  for (double s : estimated_seconds()) predicted += s;
+  for (double s : modelled_) predicted += s;
   std::snprintf(buf, sizeof buf,
                 "%s: %zu %stasks (%zu loop tuples), %lld products, %.3g of %.3g dense "
                 "flops (%.1f%%), %lld operand permutations, output %s, scratch %.2f MiB/worker, "
@@ -140,17 +98,11 @@ std::string ContractionPlan::summary() const {
                 static_cast<double>(scratch_bytes_) / 1048576.0, predicted * 1e3,
                 inspector_seconds_ * 1e3);
   std::string text = buf;
-  if (!policy_.empty()) text += ", policy " + policy_;
   if (workers_ > 1) {
     const auto slabs = std::count_if(tasks_.begin(), tasks_.end(),
                                      [](const Task& t) { return t.slab.side != Side::whole; });
     text += ", tasks cut for " + std::to_string(workers_) + " workers";
     if (slabs > 0) text += " (" + std::to_string(slabs) + " slabs of output blocks)";
-  }
-  if (const ModelError e = model_error(); e.tasks > 0) {
-    std::snprintf(buf, sizeof buf, ", model error per task median %.0f%% p90 %.0f%%",
-                  100.0 * e.median, 100.0 * e.p90);
-    text += buf;
   }
   return text;
 }

@@ -5,6 +5,7 @@
 
 #include "tilecc/exec.hpp"
 #include "tilecc/plan.hpp"
+#include "tilecc/schedule.hpp"
 #include "tilecc/tensor.hpp"
 
 namespace tilecc {
@@ -16,28 +17,33 @@ struct ContractStats {
 };
 
 /**
- * C += alpha * A * B as planned. Each task owns one canonical block of C, so tasks never write the
- * same memory and need no locks. The policy schedules with the plan's costs (the last measured
- * task times when `refine`, else the model's), and the measured times are kept in the plan. A, B
- * and C must have the shapes the plan was made for, and C must be a different tensor from A and B.
+ * C += alpha * A * B as the schedule's plan says. Each task owns one canonical block of C, so
+ * tasks never write the same memory and need no locks. The policy schedules with the schedule's
+ * costs (the last measured task times when `refine`, else the corrected prediction), and the
+ * measured times are kept in the schedule. A, B and C must have the shapes the plan was made for,
+ * and C must be a different tensor from A and B.
  *
  * @code
- *   ContractionPlan plan({c.shape_ptr(), {"i","j","a","b"}, "r2"}, {...}, {...});
+ *   const ContractionPlan plan({c.shape_ptr(), {"i","j","a","b"}, "r2"}, {...}, {...});
+ *   Schedule schedule(plan);
  *   Executor ex(2);
- *   contract(plan, 0.5, t2, v, r2, ex);    // reuse `plan` every iteration
+ *   contract(schedule, 0.5, t2, v, r2, ex);    // reuse both every iteration
  * @endcode
  */
-ContractStats contract(ContractionPlan& plan, double alpha, const BlockTensor& a,
-                       const BlockTensor& b, BlockTensor& c, Executor& executor,
-                       bool refine = true);
+ContractStats contract(Schedule& schedule, double alpha, const BlockTensor& a, const BlockTensor& b,
+                       BlockTensor& c, Executor& executor, bool refine = true);
+/** One run of a plan scheduled by its model's predictions, nothing kept: a plan run once. */
+ContractStats contract(const ContractionPlan& plan, double alpha, const BlockTensor& a,
+                       const BlockTensor& b, BlockTensor& c, Executor& executor);
 
-/** One contraction of a batch: *c += alpha * *a * *b as *plan says. */
+/** One contraction of a batch: *c += alpha * *a * *b as the schedule's plan says. */
 struct BatchItem {
-  ContractionPlan* plan = nullptr;
+  Schedule* schedule = nullptr;
   double alpha = 1.0;
   const BlockTensor* a = nullptr;
   const BlockTensor* b = nullptr;
   BlockTensor* c = nullptr;
+  const ContractionPlan& plan() const { return schedule->plan(); }
 };
 
 /** What one execution of a batch did. */
@@ -52,8 +58,8 @@ struct BatchStats {
  * another's, instead of waiting for the slowest task of each contraction in turn. No item may read
  * what another writes; items may accumulate into the same output. Tasks of different items that
  * write the same output block are run by one worker, in item order, so C receives exactly the
- * sums (and in the order) of running the items one after another. Each plan keeps its measured
- * task times as contract() does. With one item, this is contract(), TCE loop included.
+ * sums (and in the order) of running the items one after another. Each schedule keeps its
+ * measured task times as contract() does. With one item, this is contract(), TCE loop included.
  */
 BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine = true);
 

@@ -10,7 +10,8 @@
 namespace tilecc {
 
 /**
- * A vertex per task of a plan, weighted by its predicted seconds; a net per block that some task
+ * A vertex per task of a plan, weighted by its predicted seconds (the model's, as the plan
+ * holds them); a net per block that some task
  * reads (of A or B) or writes (of C), weighted by the block's bytes, pinning every task that
  * touches it. A partition's connectivity−1 cut, Σ_nets bytes × (parts the net spans − 1), is the
  * bytes that must move between parts.

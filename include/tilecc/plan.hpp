@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "tilecc/correction.hpp"
 #include "tilecc/cost.hpp"
 #include "tilecc/shape.hpp"
 
@@ -27,11 +26,6 @@ enum class PlanLayout {
   tce,
 };
 
-/** Predicted vs measured time per task: relative errors |predicted - measured| / measured. */
-struct ModelError {
-  double median = 0.0, p90 = 0.0;
-  std::int64_t tasks = 0;  ///< tasks compared (0: no run measured yet)
-};
 /** A tensor's shape with the labels of its indices in an expression, and its name for messages. */
 struct Operand {
   ShapePtr shape;
@@ -145,35 +139,13 @@ class ContractionPlan {
   const std::vector<Product>& products() const { return products_; }
   const std::vector<Recipe>& recipes() const { return recipes_; }
   PlanLayout layout() const { return layout_; }
-  /** The policy that will schedule the plan, for its summary (the plan itself does not depend on
-   *  it beyond the layout). */
-  void set_policy_name(std::string name) { policy_ = std::move(name); }
-  const std::string& policy_name() const { return policy_; }
   /** For PlanLayout::tce: every output tile tuple the TCE loop nest visits (canonical under the
    *  output's permutational symmetry), in loop order, holding its task or -1 when it is null. */
   const std::vector<task_id_t>& loop() const { return loop_; }
 
-  /** Seconds predicted for each task, in the order of tasks(): the model's, corrected. */
-  const std::vector<double>& estimated_seconds() const {
-    return estimated_.empty() ? modelled_ : estimated_;
-  }
-  /** The cost model's own predictions, before correction. */
+  /** The cost model's predicted seconds for each task, in the order of tasks(). What changes
+   *  from run to run (the correction, measured times) lives in a Schedule beside the plan. */
   const std::vector<double>& modelled_seconds() const { return modelled_; }
-  /** Predict every task's time again with another model (keeping the correction). */
-  void estimate(const CostModel& model);
-  /** Correct the model's predictions by what measured runs showed it misses. While the correction
-   *  is the identity (as it is when a plan is built) the estimates are the model's predictions
-   *  themselves, not a copy of them. */
-  void correct(const ModelCorrection& correction);
-  /** Measured seconds of each task in the last execution (empty before the first). */
-  const std::vector<double>& measured_seconds() const { return measured_; }
-  /** Keep one execution's task times: the costs a refining policy uses next time. */
-  void record_measured(std::span<const double> seconds);
-  /** The costs a policy should schedule with: the last measured times when refining and there are
-   *  some, else the model's prediction (paper 001's iterative refinement). */
-  std::span<const double> costs(bool refine) const;
-  /** How far the model's prediction was from the last measured task times. */
-  ModelError model_error() const;
   Output output() const { return output_; }
   /** Rows and columns of R[M, N] that `task` computes (all of them unless it is a slab). */
   Window window(const Task& task) const;
@@ -237,8 +209,8 @@ class ContractionPlan {
   /** Throws the error that names the first fault of labels that failed the checks as sets. */
   [[noreturn]] void report_label_fault() const;
   void build(const LabelIds& labels, Prices& prices);
-  /** Each task's work as contract() runs it: its seconds under these prices (modelled_, then
-   *  estimated_) and the scratch its steps write (scratch_bytes_, the largest over tasks). */
+  /** Each task's work as contract() runs it: its seconds under these prices (modelled_) and the
+   *  scratch its steps write (scratch_bytes_, the largest over tasks). */
   void account_tasks(Prices& prices);
   void build_tce_loop(const std::vector<slot_t>& task_slots);
   /** Units laid out group by group: group g is units[starts[g] .. starts[g + 1]). */
@@ -263,14 +235,12 @@ class ContractionPlan {
   Operand c_, a_, b_;
   PlanLayout layout_;
   int workers_ = 1;
-  std::string policy_;
   std::vector<Task> tasks_;
   std::vector<Member> members_;
   std::vector<Product> products_;
   std::vector<Recipe> recipes_;
   std::vector<task_id_t> loop_;
-  std::vector<double> modelled_, estimated_, measured_;
-  ModelCorrection correction_;
+  std::vector<double> modelled_;
   Output output_ = Output::direct;
   Axes output_axes_{};
   Axes r_positions_{};

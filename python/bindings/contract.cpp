@@ -164,20 +164,7 @@ void bind_contract(nb::module_& m) {
                    })
       .def_prop_ro("layout", [](const ContractionPlan& p) { return layout_name(p.layout()); })
       .def_prop_ro("loop_tuples", [](const ContractionPlan& p) { return p.loop().size(); })
-      .def_prop_ro("estimated_seconds", &ContractionPlan::estimated_seconds)
-      .def_prop_ro("measured_seconds", &ContractionPlan::measured_seconds)
       .def_prop_ro("modelled_seconds", &ContractionPlan::modelled_seconds)
-      .def("correct", &ContractionPlan::correct, nb::arg("correction"))
-      .def(
-          "costs",
-          [](const ContractionPlan& p, bool refine) {
-            const auto c = p.costs(refine);
-            return std::vector<double>(c.begin(), c.end());
-          },
-          nb::arg("refine"))
-      .def("estimate", &ContractionPlan::estimate, nb::arg("model"))
-      .def("model_error", &ContractionPlan::model_error)
-      .def_prop_rw("policy", &ContractionPlan::policy_name, &ContractionPlan::set_policy_name)
       .def_prop_ro("expression", &ContractionPlan::expression)
       .def("summary", &ContractionPlan::summary)
       .def(
@@ -192,6 +179,23 @@ void bind_contract(nb::module_& m) {
           "The task-block hypergraph: (task weights in seconds, nets as (tensor, slot, bytes), "
           "pin offsets, pins).");
 
+  nb::class_<Schedule>(m, "Schedule")
+      .def(nb::init<const ContractionPlan&>(), nb::arg("plan"), nb::keep_alive<1, 2>())
+      .def_prop_ro("plan", &Schedule::plan, nb::rv_policy::reference_internal)
+      .def_prop_ro("estimated_seconds", &Schedule::estimated_seconds)
+      .def_prop_ro("measured_seconds", &Schedule::measured_seconds)
+      .def("correct", &Schedule::correct, nb::arg("correction"))
+      .def(
+          "costs",
+          [](const Schedule& s, bool refine) {
+            const auto c = s.costs(refine);
+            return std::vector<double>(c.begin(), c.end());
+          },
+          nb::arg("refine"))
+      .def("model_error", &Schedule::model_error)
+      .def_prop_rw("policy", &Schedule::policy_name, &Schedule::set_policy_name)
+      .def("summary", &Schedule::summary);
+
   nb::class_<ModelCorrection>(m, "ModelCorrection")
       .def(nb::init<>())
       .def_rw("scale", &ModelCorrection::scale)
@@ -200,26 +204,27 @@ void bind_contract(nb::module_& m) {
       .def(nb::init<>())
       .def(
           "observe",
-          [](ModelCorrector& c, const ContractionPlan& plan) {
-            c.observe(plan.modelled_seconds(), plan.measured_seconds());
+          [](ModelCorrector& c, const Schedule& schedule) {
+            c.observe(schedule.plan().modelled_seconds(), schedule.measured_seconds());
           },
-          nb::arg("plan"))
+          nb::arg("schedule"))
       .def_prop_ro("correction", &ModelCorrector::correction)
       .def_prop_ro("tasks", &ModelCorrector::tasks);
 
   m.def(
       "contract_batch",
-      [](const std::vector<std::tuple<ContractionPlan*, double, const BlockTensor*,
-                                      const BlockTensor*, BlockTensor*>>& batch,
+      [](const std::vector<std::tuple<Schedule*, double, const BlockTensor*, const BlockTensor*,
+                                      BlockTensor*>>& batch,
          Executor& ex, bool refine) {
         std::vector<BatchItem> items;
-        for (const auto& [plan, alpha, a, b, c] : batch) items.push_back({plan, alpha, a, b, c});
+        for (const auto& [schedule, alpha, a, b, c] : batch)
+          items.push_back({schedule, alpha, a, b, c});
         BatchStats s;
         {
           nb::gil_scoped_release release;
           s = contract_batch(items, ex, refine);
         }
-        // Per item: its plan's task times, its flops, and the work phases spent on it.
+        // Per item: its task times, its flops, and the work phases spent on it.
         nb::list per_item;
         for (std::size_t i = 0; i < items.size(); ++i) {
           nb::dict item;

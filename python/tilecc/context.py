@@ -94,6 +94,7 @@ class _PlanEntry:
     key: tuple[object, ...]
     spec: tuple[OperandSpec, OperandSpec, OperandSpec]  # c, a, b
     plan: Any = None  # None until built (a deferred block builds its plans when it ends)
+    schedule: Any = None  # the plan's per-run state in this context (include/tilecc/schedule.hpp)
     record: ContractionRecord | None = None
     uses: int = 0
 
@@ -268,6 +269,14 @@ class Context:
         self._check_thread()
         return self._built_entry(c, a, b).plan
 
+    def schedule(self, plan: Any) -> Any:
+        """This context's schedule of a plan it made: the correction of its predicted task
+        costs, the measured times of its last run, the policy; ``summary()`` reports them."""
+        for entry in self._plans.values():
+            if entry.plan is plan:
+                return entry.schedule
+        raise ValueError(f"the plan for {plan.expression} was not made by this context.")
+
     def _built_entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
         entry = self._entry(c, a, b)
         if entry.plan is None:
@@ -311,8 +320,9 @@ class Context:
         shares = proportional_shares([plan.inspector_seconds for plan in plans])
         for entry, plan, worker, share in zip(entries, plans, built["workers"], shares):
             charged = wall * share
-            plan.policy = self.policy
             entry.plan = plan
+            entry.schedule = _core.Schedule(plan)
+            entry.schedule.policy = self.policy
             entry.record = ContractionRecord(plan.expression)
             entry.record.time.inspector += charged
             self._unbuilt.remove(entry)
@@ -464,19 +474,22 @@ class Context:
         corrected by what earlier runs showed the model misses, and this run's task times are
         learned from in turn."""
         plans = [q.entry.plan for q in batch]
-        for plan in plans:
-            plan.correct(self._corrector.correction)
-        items = [(q.entry.plan, q.alpha, q.a._core, q.b._core, q.c._core) for q in batch]
+        schedules = [q.entry.schedule for q in batch]
+        for schedule in schedules:
+            schedule.correct(self._corrector.correction)
+        items = [(q.entry.schedule, q.alpha, q.a._core, q.b._core, q.c._core) for q in batch]
         run: dict[str, Any] = _core.contract_batch(items, self._executor, self.refine)
-        for plan in plans:
-            self._corrector.observe(plan)
+        for schedule in schedules:
+            self._corrector.observe(schedule)
         self.stats.seconds += float(run["seconds"])
         self.stats.shared_calls += int(run["shared_calls"])
         per_item = run["items"]
         parts = split_run(run["phases"], [item["phases"] for item in per_item], self.threads)
         # The run's counter fetches or steals are shared out by each contraction's tasks.
         call_shares = proportional_shares([float(len(item["task_seconds"])) for item in per_item])
-        for plan, item, part, call_share in zip(plans, per_item, parts, call_shares):
+        for plan, schedule, item, part, call_share in zip(
+            plans, schedules, per_item, parts, call_shares
+        ):
             tasks = len(item["task_seconds"])
             self.stats.contractions += 1
             self.stats.tasks += tasks
@@ -490,7 +503,7 @@ class Context:
             record.shared_calls += int(run["shared_calls"]) * call_share
             record.time.add(part)
             record.imbalance.append(part.imbalance)
-            error = plan.model_error()
+            error = schedule.model_error()
             if error.tasks:
                 record.model_error = (error.median, error.p90)
         if self._recorder is not None:
@@ -524,11 +537,10 @@ class Context:
         for entry in self._plans.values():
             if entry.plan is None:
                 continue
-            measured = np.asarray(entry.plan.measured_seconds)
+            measured = np.asarray(entry.schedule.measured_seconds)
             if measured.size:
-                plan = entry.plan
                 predicted = np.asarray(
-                    plan.estimated_seconds if corrected else plan.modelled_seconds
+                    entry.schedule.estimated_seconds if corrected else entry.plan.modelled_seconds
                 )
                 ok = measured > 0
                 errors.append(np.abs(predicted[ok] - measured[ok]) / measured[ok])

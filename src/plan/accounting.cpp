@@ -51,12 +51,6 @@ void ContractionPlan::r_extents(slot_t c_slot, const Task& task, extent_t* exten
     extents[q] = c[r_positions_[static_cast<std::size_t>(q)]];
 }
 
-void ContractionPlan::estimate(const CostModel& model) {
-  Prices prices(model, *a_.shape, *b_.shape);
-  prices.index_recipes(recipes_);
-  account_tasks(prices);
-}
-
 void ContractionPlan::account_tasks(Prices& prices) {
   // The work of each task as contract() does it: operand permutations (or row stacking), one GEMM
   // per product, and the output's permutation when the result goes through scratch. The scratch
@@ -115,7 +109,6 @@ void ContractionPlan::account_tasks(Prices& prices) {
     }
     modelled_.push_back(seconds);
   }
-  correct(correction_);
 }
 
 }  // namespace tilecc

@@ -84,7 +84,7 @@ void expect_matches_brute_force(const ContractionPlan& plan, const char* what) {
   for (std::size_t t = 0; t < expected.size(); ++t)
     EXPECT_EQ(from_nets[t], expected[t]) << what << " task " << t;
   for (std::size_t t = 0; t < expected.size(); ++t)
-    EXPECT_EQ(h.task_weights[t], plan.estimated_seconds()[t]) << what;
+    EXPECT_EQ(h.task_weights[t], plan.modelled_seconds()[t]) << what;
 }
 
 TEST(Hypergraph, NetsAreTheBlocksEachTaskReadsAndWrites) {

@@ -93,15 +93,16 @@ def test_tce_pays_a_counter_fetch_for_every_loop_tuple():
 
 def test_refinement_schedules_with_the_measured_times():
     ctx, r2, term, plan = planned("static-lpt")
-    assert list(plan.costs(True)) == list(plan.estimated_seconds)  # nothing measured yet
+    schedule = ctx.schedule(plan)
+    assert list(schedule.costs(True)) == list(schedule.estimated_seconds)  # nothing measured yet
     r2["ijab"] += term
-    measured = list(plan.measured_seconds)
+    measured = list(schedule.measured_seconds)
     assert len(measured) == plan.num_tasks and all(t > 0 for t in measured)
-    assert list(plan.costs(True)) == measured
-    assert list(plan.costs(False)) == list(plan.estimated_seconds)
-    error = plan.model_error()
+    assert list(schedule.costs(True)) == measured
+    assert list(schedule.costs(False)) == list(schedule.estimated_seconds)
+    error = schedule.model_error()
     assert error.tasks == plan.num_tasks and 0 <= error.median <= error.p90
-    summary = plan.summary()
+    summary = schedule.summary()
     assert "model error per task median" in summary and "policy static-lpt" in summary
     assert "dense flops" in summary and "MiB/worker" in summary and "inspector" in summary
     assert len(ctx.contractions[0].imbalance) == 1
@@ -109,16 +110,19 @@ def test_refinement_schedules_with_the_measured_times():
 
 def test_each_run_is_predicted_with_the_correction_learned_before_it():
     ctx, r2, term, plan = planned("counter", threads=1)
+    schedule = ctx.schedule(plan)
     modelled = np.asarray(plan.modelled_seconds)
-    np.testing.assert_array_equal(plan.estimated_seconds, modelled)  # nothing learned yet
+    np.testing.assert_array_equal(schedule.estimated_seconds, modelled)  # nothing learned yet
     r2["ijab"] += term
     learned = ctx.model_correction
     assert learned != (1.0, 0.0) and learned[0] > 0 and learned[1] >= 0
-    # The next run is scheduled with the corrected predictions, then learned from in turn.
+    # The next run is scheduled with the corrected predictions, then learned from in turn; the
+    # plan itself never changes.
     r2["ijab"] += term
-    np.testing.assert_allclose(plan.estimated_seconds, learned[0] * modelled + learned[1])
-    measured = np.asarray(plan.measured_seconds)
-    for corrected, predicted in ((True, plan.estimated_seconds), (False, modelled)):
+    np.testing.assert_allclose(schedule.estimated_seconds, learned[0] * modelled + learned[1])
+    np.testing.assert_array_equal(plan.modelled_seconds, modelled)
+    measured = np.asarray(schedule.measured_seconds)
+    for corrected, predicted in ((True, schedule.estimated_seconds), (False, modelled)):
         errors = np.abs(np.asarray(predicted) - measured) / measured
         assert ctx.model_error(corrected=corrected)[0] == pytest.approx(np.median(errors))
     assert ctx.model_correction != learned
@@ -126,10 +130,26 @@ def test_each_run_is_predicted_with_the_correction_learned_before_it():
     assert ctx.model_correction == (1.0, 0.0)
 
 
+def test_one_plan_serves_two_schedules():
+    # A sealed plan shared by two schedules: each keeps its own measured times and correction.
+    ctx, r2, term, plan = planned("counter", threads=1)
+    a, b = term.factors
+    first, second = _core.Schedule(plan), _core.Schedule(plan)
+    _core.contract_batch([(first, 0.5, a.tensor._core, b.tensor._core, r2._core)], ctx.executor)
+    assert len(first.measured_seconds) == plan.num_tasks and not second.measured_seconds
+    correction = _core.ModelCorrection()
+    correction.scale, correction.overhead = 2.0, 1e-6
+    second.correct(correction)
+    np.testing.assert_allclose(
+        second.estimated_seconds, 2.0 * np.asarray(plan.modelled_seconds) + 1e-6
+    )
+    assert list(first.estimated_seconds) == list(plan.modelled_seconds)
+
+
 def test_phases_add_up_to_workers_times_wall():
     ctx, r2, term, plan = planned("steal", threads=2)
     a, b = term.factors
-    item = (plan, 0.5, a.tensor._core, b.tensor._core, r2._core)
+    item = (ctx.schedule(plan), 0.5, a.tensor._core, b.tensor._core, r2._core)
     run = _core.contract_batch([item], ctx.executor)
     assert set(run["phases"]) == set(PHASES)
     assert sum(run["phases"].values()) == pytest.approx(2 * run["seconds"], rel=1e-9)
