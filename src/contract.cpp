@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 
 #include "detail/labels.hpp"
 #include "tilecc/blas.hpp"
@@ -348,6 +349,57 @@ class BatchTasks {
   std::vector<std::atomic<std::int32_t>> done_;  // per shared block, the tasks done writing it
 };
 
+/** The blocks each task of a batch reads and writes (TaskPool::blocks), for a policy that wants
+ *  them: block ids number the blocks of the batch's distinct tensors one tensor after another,
+ *  in the order the items name them (A, B, C). */
+class BatchBlocks {
+ public:
+  explicit BatchBlocks(std::span<const BatchItem> items) {
+    std::map<const BlockTensor*, std::int64_t> first_id;
+    auto base = [&](const BlockTensor* t) {
+      const auto [at, added] = first_id.try_emplace(t, static_cast<std::int64_t>(bytes_.size()));
+      if (added)
+        for (slot_t s = 0; s < t->shape().num_blocks(); ++s)
+          bytes_.push_back(t->shape().block_size(s) * static_cast<extent_t>(sizeof(double)));
+      return at->second;
+    };
+    offsets_.push_back(0);
+    std::vector<std::int64_t> reads, writes;
+    for (const BatchItem& item : items) {
+      const std::int64_t a = base(item.a), b = base(item.b), c = base(item.c);
+      const ContractionPlan& plan = item.plan();
+      for (const ContractionPlan::Task& task : plan.tasks()) {
+        reads.clear();
+        writes.clear();
+        for (auto m = task.first_member; m < task.last_member; ++m) {
+          const ContractionPlan::Member& member = plan.members()[static_cast<std::size_t>(m)];
+          writes.push_back(c + member.c_slot);
+          for (auto p = member.first; p < member.first + task.products; ++p) {
+            const ContractionPlan::Product& product = plan.products()[static_cast<std::size_t>(p)];
+            reads.push_back(a + product.a_slot);
+            reads.push_back(b + product.b_slot);
+          }
+        }
+        append(reads, 0);
+        append(writes, 1);
+        offsets_.push_back(static_cast<std::int64_t>(blocks_.size()));
+      }
+    }
+  }
+  TaskBlocks view() const { return {offsets_, blocks_, writes_, bytes_}; }
+
+ private:
+  // The distinct ids of `ids`, ascending, marked as written or read.
+  void append(std::vector<std::int64_t>& ids, std::uint8_t written) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    blocks_.insert(blocks_.end(), ids.begin(), ids.end());
+    writes_.insert(writes_.end(), ids.size(), written);
+  }
+  std::vector<std::int64_t> offsets_, blocks_, bytes_;
+  std::vector<std::uint8_t> writes_;
+};
+
 void check_item(const BatchItem& item, std::span<const BatchItem> items) {
   const ContractionPlan& plan = item.plan();
   check_operand(plan.a(), *item.a);
@@ -378,6 +430,13 @@ BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, 
   };
   const Executor::Ready ready = [&](task_id_t t) { return tasks.ready(t); };
   TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), tasks.stages()};
+  std::optional<BatchBlocks> blocks;
+  TaskBlocks blocks_view;
+  if (executor.policy_wants_blocks()) {
+    blocks.emplace(items);
+    blocks_view = blocks->view();
+    pool.blocks = &blocks_view;
+  }
   const bool alone = items.size() == 1;
   if (alone) pool.loop = items[0].plan().loop();  // the TCE baseline runs one loop at a time
   BatchStats stats;

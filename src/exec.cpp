@@ -83,6 +83,8 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
   for (int w = 1; w < threads; ++w) pool_.emplace_back([this, w] { worker_loop(w); });
 }
 
+bool Executor::policy_wants_blocks() const { return policy_->wants_blocks(); }
+
 Executor::~Executor() {
   {
     std::lock_guard lock(mutex_);

@@ -75,6 +75,8 @@ class Executor {
   int threads() const { return threads_; }
   const std::string& policy_name() const { return policy_name_; }
   const PolicyOptions& policy_options() const { return options_; }
+  /** Whether the policy schedules by the blocks tasks read and write (TaskPool::blocks). */
+  bool policy_wants_blocks() const;
   const SlowWorker& slow_worker() const { return slow_; }
   Workspace& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
   /** The phase clock of `worker`: a task body calls enter() when its work changes kind. */

@@ -31,6 +31,19 @@
 
 namespace tilecc {
 
+/** The blocks each task of a pool reads and writes, for a policy that places tasks by where their
+ *  data lives. A block id numbers a block among those of every tensor the pool's tasks touch. */
+struct TaskBlocks {
+  /** Task t touches blocks[offsets[t] .. offsets[t + 1]), each once. */
+  std::span<const std::int64_t> offsets{};
+  std::span<const std::int64_t> blocks{};
+  /** Per entry of `blocks`: 1 where the task writes the block (an output block), 0 where it
+   *  reads it (an operand block). */
+  std::span<const std::uint8_t> writes{};
+  /** Per block id, its bytes. */
+  std::span<const std::int64_t> bytes{};
+};
+
 /** What a policy schedules: one cost per task, in seconds (estimated, or measured in the
  *  previous run). */
 struct TaskPool {
@@ -45,6 +58,9 @@ struct TaskPool {
    *  tasks of earlier stages (see Executor::run), so policies hand out the tasks of earlier
    *  stages first: stage before cost. */
   std::span<const std::int32_t> stages{};
+  /** The blocks each task reads and writes; given only to a policy that wants_blocks(), else
+   *  null. */
+  const TaskBlocks* blocks = nullptr;
 };
 
 /** Options every policy accepts; each uses the ones that concern it. */
@@ -70,6 +86,9 @@ class SchedulePolicy {
   virtual std::span<const task_id_t> next(int worker) = 0;
   /** Operations on shared scheduling state in the last run: counter fetches, steal attempts. */
   virtual std::int64_t shared_calls() const { return 0; }
+  /** Whether start() needs the pool's TaskBlocks (listing them costs a pass over every task's
+   *  products, so a pool carries them only for a policy that reads them). */
+  virtual bool wants_blocks() const { return false; }
 };
 
 using PolicyFactory = std::function<std::unique_ptr<SchedulePolicy>(const PolicyOptions&)>;

@@ -8,8 +8,10 @@
 // contraction's labels against the sentence that names it.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <bit>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -20,6 +22,7 @@
 #include "tilecc/error.hpp"
 #include "tilecc/inspect.hpp"
 #include "tilecc/ops.hpp"
+#include "tilecc/sched.hpp"
 
 namespace tilecc {
 namespace {
@@ -439,6 +442,97 @@ TEST(Contract, BatchMatchesItsContractionsOneAfterAnother) {
   auto items = items_into(c, d);
   items[1].a = &d;  // the shape of u, but the output of the fourth item
   EXPECT_THROW(contract_batch(items, one), InputError);
+}
+
+// A policy that reads the blocks of the pool it is given, as a locality-aware policy would, and
+// runs the tasks in order on worker 0.
+class BlockRecordingPolicy final : public SchedulePolicy {
+ public:
+  static inline std::vector<std::vector<std::pair<std::int64_t, bool>>> touched;
+  static inline std::vector<std::int64_t> bytes;
+  void start(const TaskPool& pool, int) override {
+    ASSERT_NE(pool.blocks, nullptr);
+    const TaskBlocks& b = *pool.blocks;
+    touched.assign(pool.costs.size(), {});
+    for (std::size_t t = 0; t < pool.costs.size(); ++t)
+      for (auto e = b.offsets[t]; e < b.offsets[t + 1]; ++e)
+        touched[t].emplace_back(b.blocks[static_cast<std::size_t>(e)],
+                                b.writes[static_cast<std::size_t>(e)] != 0);
+    bytes.assign(b.bytes.begin(), b.bytes.end());
+    order_.resize(pool.costs.size());
+    std::iota(order_.begin(), order_.end(), task_id_t{0});
+    given_ = false;
+  }
+  std::span<const task_id_t> next(int worker) override {
+    if (worker != 0 || given_.exchange(true)) return {};
+    return order_;
+  }
+  bool wants_blocks() const override { return true; }
+
+ private:
+  std::vector<task_id_t> order_;
+  std::atomic<bool> given_{false};
+};
+
+TEST(Contract, APolicyThatWantsBlocksGetsEachTasksReadsAndWrites) {
+  // Two items sharing their A tensor and their output: every task's blocks, each once, against
+  // the plan's products and members walked afresh; ids number the tensors in order of first
+  // appearance (A, B, C, item by item), and each id's bytes are its block's.
+  register_policy("test-block-recording",
+                  [](const PolicyOptions&) { return std::make_unique<BlockRecordingPolicy>(); });
+  auto o = space(12, 2, 2), v = space(8, 4, 2);
+  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v}), ovov = shape({o, v, o, v});
+  BlockTensor t(oovv), w(vvvv), u(ovov), c(oovv);
+  for (auto [tensor, seed] : {std::pair{&t, 1}, {&w, 2}, {&u, 3}})
+    fill_random(*tensor, static_cast<std::uint64_t>(seed));
+  const CostModel model = measured_like_model();
+  const ContractionPlan first({oovv, {"i", "j", "a", "b"}, "C"}, {oovv, {"i", "j", "c", "d"}, "T"},
+                              {vvvv, {"c", "d", "a", "b"}, "W"}, PlanLayout::inspector, model, 2);
+  const ContractionPlan second({oovv, {"i", "j", "a", "b"}, "C"}, {oovv, {"i", "k", "a", "c"}, "T"},
+                               {ovov, {"k", "c", "j", "b"}, "U"}, PlanLayout::inspector, model, 2);
+  Schedule s1(first), s2(second);
+  const std::vector<BatchItem> items = {{&s1, 1.0, &t, &w, &c}, {&s2, 0.5, &t, &u, &c}};
+  Executor ex(2, "test-block-recording");
+  contract_batch(items, ex);
+
+  std::vector<const BlockTensor*> order;
+  std::vector<std::int64_t> base, bytes;
+  auto id_base = [&](const BlockTensor* x) {
+    for (std::size_t k = 0; k < order.size(); ++k)
+      if (order[k] == x) return base[k];
+    order.push_back(x);
+    base.push_back(static_cast<std::int64_t>(bytes.size()));
+    for (slot_t slot = 0; slot < x->shape().num_blocks(); ++slot)
+      bytes.push_back(x->shape().block_size(slot) * 8);
+    return base.back();
+  };
+  std::vector<std::vector<std::pair<std::int64_t, bool>>> expected;
+  for (const BatchItem& item : items) {
+    const std::int64_t a = id_base(item.a), b = id_base(item.b), out = id_base(item.c);
+    const ContractionPlan& plan = item.plan();
+    for (const ContractionPlan::Task& task : plan.tasks()) {
+      std::set<std::pair<std::int64_t, bool>> blocks;
+      for (auto m = task.first_member; m < task.last_member; ++m) {
+        const auto& member = plan.members()[static_cast<std::size_t>(m)];
+        blocks.insert({out + member.c_slot, true});
+        for (auto p = member.first; p < member.first + task.products; ++p) {
+          const auto& product = plan.products()[static_cast<std::size_t>(p)];
+          blocks.insert({a + product.a_slot, false});
+          blocks.insert({b + product.b_slot, false});
+        }
+      }
+      expected.emplace_back(blocks.begin(), blocks.end());
+    }
+  }
+  ASSERT_EQ(BlockRecordingPolicy::touched.size(), expected.size());
+  for (std::size_t task = 0; task < expected.size(); ++task) {
+    auto got = BlockRecordingPolicy::touched[task];
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, expected[task]) << "task " << task;
+  }
+  EXPECT_EQ(BlockRecordingPolicy::bytes, bytes);
+  // Policies that do not ask for blocks get none.
+  EXPECT_FALSE(Executor(1, "counter").policy_wants_blocks());
 }
 
 TEST(Contract, ReportsTheFirstTaskError) {
