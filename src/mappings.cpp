@@ -10,22 +10,25 @@
 
 namespace tilecc {
 
-void MappingCache::unmap(const std::vector<Held>& mappings) {
-  for (const Held& h : mappings) munmap(h.mapping, h.bytes);
+void* map_zeroed(std::size_t bytes) {
+  // A new mapping's pages arrive zeroed.
+  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) throw OutOfMemory(bytes, "a tensor's blocks");
+  return mapping;
 }
 
-MappingCache::~MappingCache() { unmap(held_); }
+void unmap(void* mapping, std::size_t bytes) { munmap(mapping, bytes); }
 
-MappingCache& MappingCache::instance() {
-  // Never destroyed: a store may be freed during the interpreter's shutdown, after static
-  // destructors would have run; the kernel takes the mappings back at exit.
-  static MappingCache* const cache = new MappingCache([] {
-    const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
-    // Without the machine's size, 1 GiB: a sixteenth of a small node.
-    if (pages <= 0 || page_bytes <= 0) return std::size_t{1} << 30;
-    return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_bytes) / 16;
-  }());
-  return *cache;
+void MappingCache::unmap_all(const std::vector<Held>& mappings) {
+  for (const Held& h : mappings) unmap(h.mapping, h.bytes);
+}
+
+MappingCache::~MappingCache() { unmap_all(held_); }
+
+std::size_t MappingCache::default_limit_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return std::size_t{1} << 30;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_bytes) / 16;
 }
 
 void* MappingCache::take(std::size_t bytes) {
@@ -45,10 +48,7 @@ void* MappingCache::take(std::size_t bytes) {
     std::memset(mapping, 0, bytes);
     return mapping;
   }
-  // A new mapping's pages arrive zeroed.
-  mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapping == MAP_FAILED) throw OutOfMemory(bytes, "a tensor's blocks");
-  return mapping;
+  return map_zeroed(bytes);
 }
 
 void MappingCache::give(void* mapping, std::size_t bytes) {
@@ -70,7 +70,7 @@ void MappingCache::give(void* mapping, std::size_t bytes) {
     }
   }
   // Outside the lock: unmapping a large mapping takes a while.
-  unmap(released);
+  unmap_all(released);
 }
 
 void MappingCache::release() {
@@ -80,7 +80,7 @@ void MappingCache::release() {
     released.swap(held_);
     held_bytes_ = 0;
   }
-  unmap(released);
+  unmap_all(released);
 }
 
 std::size_t MappingCache::held_bytes() const {

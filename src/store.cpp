@@ -23,16 +23,19 @@ constexpr std::size_t mapped_from_bytes = std::size_t{1} << 17;
 }  // namespace
 
 void MemoryStore::Free::operator()(double* p) const {
-  if (mapped_bytes > 0)
-    MappingCache::instance().give(p, mapped_bytes);
-  else
+  if (mapped_bytes == 0)
     std::free(p);
+  else if (mappings)
+    mappings->give(p, mapped_bytes);
+  else
+    unmap(p, mapped_bytes);
 }
 
 // Each block starts on a 64-byte boundary: GEMM and permutation kernels read aligned rows.
 constexpr extent_t alignment_doubles = 8;
 
-MemoryStore::MemoryStore(const BlockShape& shape) : BlockStore(shape), data_(nullptr, Free{}) {
+MemoryStore::MemoryStore(const BlockShape& shape, std::shared_ptr<MappingCache> mappings)
+    : BlockStore(shape), data_(nullptr, Free{}) {
   offsets_.reserve(static_cast<std::size_t>(shape.num_blocks()) + 1);
   offsets_.push_back(0);
   for (slot_t b = 0; b < shape.num_blocks(); ++b) {
@@ -52,14 +55,15 @@ MemoryStore::MemoryStore(const BlockShape& shape) : BlockStore(shape), data_(nul
           63, "a tensor's storage in bytes") /
       64 * 64;
   if (bytes >= mapped_from_bytes) {
-    void* p = MappingCache::instance().take(bytes);
-    data_ = std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{bytes});
+    void* p = mappings ? mappings->take(bytes) : map_zeroed(bytes);
+    data_ =
+        std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{bytes, std::move(mappings)});
     return;
   }
   void* p = std::aligned_alloc(64, bytes);
   if (p == nullptr) throw OutOfMemory(bytes, "a tensor's blocks");
   std::memset(p, 0, bytes);
-  data_ = std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{0});
+  data_ = std::unique_ptr<double[], Free>(static_cast<double*>(p), Free{});
 }
 
 const double* MemoryStore::fetch(slot_t slot, ScratchBuffer&) const {
@@ -137,8 +141,12 @@ namespace {
 std::map<std::string, StoreFactory>& registry() {
   static std::map<std::string, StoreFactory> stores = [] {
     std::map<std::string, StoreFactory> built;
-    built["memory"] = [](const BlockShape& s) { return std::make_unique<MemoryStore>(s); };
-    built["copy"] = [](const BlockShape& s) { return std::make_unique<CopyStore>(s); };
+    built["memory"] = [](const BlockShape& s, const std::shared_ptr<MappingCache>& m) {
+      return std::make_unique<MemoryStore>(s, m);
+    };
+    built["copy"] = [](const BlockShape& s, const std::shared_ptr<MappingCache>& m) {
+      return std::make_unique<CopyStore>(s, m);
+    };
     return built;
   }();
   return stores;
@@ -155,19 +163,22 @@ void register_store(const std::string& name, StoreFactory factory) {
                "' is registered already; choose another name.");
 }
 
-std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape) {
+std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape,
+                                       const std::shared_ptr<MappingCache>& mappings) {
   StoreFactory factory;
   {
     std::lock_guard lock(registry_mutex);
     const auto found = registry().find(name);
     if (found != registry().end()) factory = found->second;
   }
-  if (!factory) {
-    std::string names;
-    for (const std::string& n : store_names()) names += (names.empty() ? "" : ", ") + n;
-    TILECC_CHECK(false, "unknown block store '", name, "'; registered stores are: ", names, ".");
-  }
-  return factory(shape);
+  if (!factory) check_store_name(name);
+  return factory(shape, mappings);
+}
+
+void check_store_name(const std::string& name) {
+  const std::vector<std::string> names = store_names();
+  TILECC_CHECK(std::find(names.begin(), names.end(), name) != names.end(), "unknown block store '",
+               name, "'; registered stores are: ", detail::join(names, ", "), ".");
 }
 
 std::vector<std::string> store_names() {

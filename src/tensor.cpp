@@ -6,9 +6,11 @@
 
 namespace tilecc {
 
-BlockTensor::BlockTensor(ShapePtr shape, const std::string& store) : shape_(std::move(shape)) {
+BlockTensor::BlockTensor(ShapePtr shape, const std::string& store,
+                         const std::shared_ptr<MappingCache>& mappings)
+    : shape_(std::move(shape)) {
   TILECC_CHECK(shape_ != nullptr, "a tensor needs a shape.");
-  store_ = make_store(store, *shape_);
+  store_ = make_store(store, *shape_, mappings);
 }
 
 void BlockTensor::zero() {

@@ -19,10 +19,13 @@ namespace tilecc {
  * The cache holds freed mappings up to a limit, oldest given back first when over it, so memory a
  * calculation no longer asks for (sizes of an earlier job) returns to the kernel. Thread-safe.
  *
+ * Each runtime owns one (Runtime::mappings()), shared with the stores of its tensors, which give
+ * their mappings back to it when freed (a store keeps its cache alive).
+ *
  * @code
- *   MappingCache& cache = MappingCache::instance();
- *   void* p = cache.take(bytes);   // zeroed, page-aligned
- *   cache.give(p, bytes);          // kept for the next take(bytes), or unmapped
+ *   auto cache = std::make_shared<MappingCache>(MappingCache::default_limit_bytes());
+ *   void* p = cache->take(bytes);   // zeroed, page-aligned
+ *   cache->give(p, bytes);          // kept for the next take(bytes), or unmapped
  * @endcode
  */
 class MappingCache {
@@ -33,9 +36,8 @@ class MappingCache {
   MappingCache(const MappingCache&) = delete;
   MappingCache& operator=(const MappingCache&) = delete;
 
-  /** The process's cache, which the memory stores use: it holds at most a sixteenth of the
-   *  machine's memory. */
-  static MappingCache& instance();
+  /** A sixteenth of the machine's memory (1 GiB where its size is unknown). */
+  static std::size_t default_limit_bytes();
 
   /** A zeroed mapping of `bytes`: the most recently given back one of that size, cleared, or a new
    *  one. Throws OutOfMemory when the kernel refuses. */
@@ -55,11 +57,16 @@ class MappingCache {
     void* mapping;
     std::size_t bytes;
   };
-  static void unmap(const std::vector<Held>& mappings);
+  static void unmap_all(const std::vector<Held>& mappings);
   const std::size_t limit_bytes_;
   mutable std::mutex mutex_;
   std::vector<Held> held_;  // oldest first
   std::size_t held_bytes_ = 0;
 };
+
+/** A new zeroed anonymous mapping of `bytes`; OutOfMemory when the kernel refuses. */
+void* map_zeroed(std::size_t bytes);
+/** Gives a mapping from map_zeroed() back to the kernel. */
+void unmap(void* mapping, std::size_t bytes);
 
 }  // namespace tilecc

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tilecc/mappings.hpp"
 #include "tilecc/mem.hpp"
 #include "tilecc/shape.hpp"
 
@@ -114,7 +115,10 @@ class BlockStore {
  */
 class MemoryStore : public BlockStore {
  public:
-  explicit MemoryStore(const BlockShape& shape);
+  /** Storage of 128 KiB and more is mapped from the kernel: taken from `mappings` (the runtime's
+   *  cache, kept alive by the store) and given back to it when the store is freed, or mapped and
+   *  unmapped directly without one. */
+  explicit MemoryStore(const BlockShape& shape, std::shared_ptr<MappingCache> mappings = nullptr);
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
   double* writable(slot_t slot) override;
   void accumulate(slot_t slot, const double* values) override;
@@ -132,7 +136,8 @@ class MemoryStore : public BlockStore {
 
  private:
   struct Free {
-    std::size_t mapped_bytes = 0;  ///< size of the mapping, or 0 for a malloc'ed store
+    std::size_t mapped_bytes = 0;            ///< size of the mapping, or 0 for a malloc'ed store
+    std::shared_ptr<MappingCache> mappings;  ///< where a mapping goes back to, if anywhere
     void operator()(double* p) const;
   };
   std::vector<extent_t> offsets_;  // per slot, then the total
@@ -154,14 +159,19 @@ class CopyStore final : public MemoryStore {
   const char* kind() const override { return "copy"; }
 };
 
-/** Makes a store for a shape; registered by name. */
-using StoreFactory = std::function<std::unique_ptr<BlockStore>(const BlockShape&)>;
+/** Makes a store for a shape, with the runtime's mapping cache (may be null); registered by name.
+ */
+using StoreFactory = std::function<std::unique_ptr<BlockStore>(
+    const BlockShape&, const std::shared_ptr<MappingCache>& mappings)>;
 
 /** Register a store by name; a name registered twice is an error. */
 void register_store(const std::string& name, StoreFactory factory);
 /** A new store of the named kind; an unknown name is an error listing the registered ones. */
-std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape);
+std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape,
+                                       const std::shared_ptr<MappingCache>& mappings = nullptr);
 /** Registered store names, sorted. */
 std::vector<std::string> store_names();
+/** Refuses a name no store is registered under, with one sentence listing those that are. */
+void check_store_name(const std::string& name);
 
 }  // namespace tilecc

@@ -8,4 +8,5 @@ void bind_tensor(nanobind::module_& m);
 void bind_contract(nanobind::module_& m);
 void bind_runtime(nanobind::module_& m);
 void bind_triples(nanobind::module_& m);
+void bind_engine(nanobind::module_& m);
 }  // namespace tilecc::python

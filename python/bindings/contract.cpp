@@ -8,55 +8,17 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "convert.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/hypergraph.hpp"
-#include "tilecc/inspect.hpp"
 #include "tilecc/ops.hpp"
+#include "tilecc/runtime.hpp"
 
 namespace nb = nanobind;
 
 namespace tilecc::python {
 namespace {
-
-using OperandTuple = std::tuple<ShapePtr, LabelList, std::string>;
-Operand operand(const OperandTuple& t) { return {std::get<0>(t), std::get<1>(t), std::get<2>(t)}; }
-
-// A vector handed to NumPy without a copy: the array owns it.
-template <class T>
-nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& v) {
-  auto* owned = new std::vector<T>(std::move(v));
-  nb::capsule free(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), {owned->size()}, free);
-}
-
-nb::dict phase_dict(const PhaseSeconds& seconds) {
-  nb::dict phases;
-  for (int p = 0; p < num_phases; ++p)
-    phases[phase_name(static_cast<Phase>(p))] = seconds[static_cast<std::size_t>(p)];
-  return phases;
-}
-
-nb::dict run_stats(RunStats&& r) {
-  nb::dict d;
-  d["tasks"] = r.tasks;
-  d["start"] = r.start;
-  d["seconds"] = r.seconds;
-  d["shared_calls"] = r.shared_calls;
-  // Worker-seconds per phase, summed over workers; they add up to workers x seconds.
-  PhaseSeconds total{};
-  for (const PhaseSeconds& w : r.phases)
-    for (std::size_t p = 0; p < total.size(); ++p) total[p] += w[p];
-  d["phases"] = phase_dict(total);
-  std::vector<double> busy;
-  for (const PhaseSeconds& w : r.phases)
-    busy.push_back(w[static_cast<std::size_t>(Phase::permute)] +
-                   w[static_cast<std::size_t>(Phase::gemm)] +
-                   w[static_cast<std::size_t>(Phase::accumulate)]);
-  d["busy_seconds"] = busy;
-  d["task_seconds"] = to_numpy(std::move(r.task_seconds));
-  return d;
-}
 
 // Every phase slice the workers recorded in the last run, as columns.
 nb::dict trace_events(Executor& ex) {
@@ -104,13 +66,6 @@ void bind_contract(nb::module_& m) {
       .def_rw("blas_parallel_task_flops", &PolicyOptions::blas_parallel_task_flops);
 
   nb::class_<Executor>(m, "Executor")
-      .def(
-          "__init__",
-          [](Executor* self, int threads, const std::string& policy, const PolicyOptions& options,
-             const std::string& slow_worker) {
-            new (self) Executor(threads, policy, options, SlowWorker::parse(slow_worker));
-          },
-          nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("slow_worker"))
       .def_ro_static("spin_seconds", &Executor::spin_seconds)
       .def_prop_ro("threads", &Executor::threads)
       .def_prop_ro("policy", &Executor::policy_name)
@@ -200,17 +155,6 @@ void bind_contract(nb::module_& m) {
       .def(nb::init<>())
       .def_rw("scale", &ModelCorrection::scale)
       .def_rw("overhead", &ModelCorrection::overhead);
-  nb::class_<ModelCorrector>(m, "ModelCorrector")
-      .def(nb::init<>())
-      .def(
-          "observe",
-          [](ModelCorrector& c, const Schedule& schedule) {
-            c.observe(schedule.plan().modelled_seconds(), schedule.measured_seconds());
-          },
-          nb::arg("schedule"))
-      .def_prop_ro("correction", &ModelCorrector::correction)
-      .def_prop_ro("tasks", &ModelCorrector::tasks);
-
   m.def(
       "contract_batch",
       [](const std::vector<std::tuple<Schedule*, double, const BlockTensor*, const BlockTensor*,
@@ -219,50 +163,17 @@ void bind_contract(nb::module_& m) {
         std::vector<BatchItem> items;
         for (const auto& [schedule, alpha, a, b, c] : batch)
           items.push_back({schedule, alpha, a, b, c});
-        BatchStats s;
-        {
-          nb::gil_scoped_release release;
-          s = contract_batch(items, ex, refine);
-        }
-        // Per item: its task times, its flops, and the work phases spent on it.
-        nb::list per_item;
-        for (std::size_t i = 0; i < items.size(); ++i) {
-          nb::dict item;
-          item["task_seconds"] = to_numpy(std::move(s.item_task_seconds[i]));
-          item["flops"] = s.item_flops[i];
-          item["phases"] = phase_dict(s.run.segment_phases[i]);
-          per_item.append(item);
-        }
-        nb::dict d = run_stats(std::move(s.run));
-        d["items"] = per_item;
-        return d;
+        nb::gil_scoped_release release;
+        BatchStats s = contract_batch(items, ex, refine);
+        BatchRun out;
+        for (std::size_t i = 0; i < items.size(); ++i)
+          out.items.push_back({std::move(s.item_task_seconds[i]), s.item_flops[i],
+                               s.run.segment_phases[i], items[i].schedule->model_error()});
+        out.run = std::move(s.run);
+        return out;
       },
-      nb::arg("items"), nb::arg("executor"), nb::arg("refine") = true);
-
-  m.def("uses_threaded_blas", &uses_threaded_blas, nb::arg("plan"), nb::arg("executor"));
-
-  m.def(
-      "build_plans",
-      [](const std::vector<std::tuple<OperandTuple, OperandTuple, OperandTuple>>& specs,
-         const std::string& layout, const CostModel& model, int workers, Executor& executor) {
-        const PlanLayout l = layout_named(layout);
-        std::vector<PlanRequest> requests;
-        for (const auto& [c, a, b] : specs)
-          requests.push_back({operand(c), operand(a), operand(b)});
-        BuiltPlans built;
-        {
-          nb::gil_scoped_release release;
-          built = build_plans(std::move(requests), l, model, workers, executor);
-        }
-        nb::dict d;
-        d["plans"] = nb::cast(std::move(built.plans));
-        d["workers"] = built.workers;
-        d["start"] = built.start;
-        d["seconds"] = built.seconds;
-        return d;
-      },
-      nb::arg("specs"), nb::arg("layout"), nb::arg("model"), nb::arg("workers"),
-      nb::arg("executor"));
+      nb::arg("items"), nb::arg("executor"), nb::arg("refine") = true,
+      "Run (schedule, alpha, a, b, c) contractions as one batch, outside any runtime.");
 
   m.def(
       "add",
@@ -277,12 +188,8 @@ void bind_contract(nb::module_& m) {
   m.def(
       "run_empty_tasks",
       [](task_id_t n, Executor& ex) {
-        RunStats r;
-        {
-          nb::gil_scoped_release release;
-          r = run_empty_tasks(n, ex);
-        }
-        return run_stats(std::move(r));
+        nb::gil_scoped_release release;
+        return run_empty_tasks(n, ex);
       },
       nb::arg("tasks"), nb::arg("executor"));
 }

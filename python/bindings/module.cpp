@@ -12,4 +12,5 @@ NB_MODULE(_core, m) {
   tilecc::python::bind_runtime(m);
   tilecc::python::bind_contract(m);
   tilecc::python::bind_triples(m);
+  tilecc::python::bind_engine(m);
 }

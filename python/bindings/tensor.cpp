@@ -33,8 +33,11 @@ void check_dense(const BlockShape& s, const Array& a, const char* what) {
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
-  m.def("release_cached_mappings", [] { MappingCache::instance().release(); });
-  m.def("cached_mapping_bytes", [] { return MappingCache::instance().held_bytes(); });
+  nb::class_<MappingCache>(m, "MappingCache")
+      .def("release", &MappingCache::release,
+           "Unmap every freed mapping held (the sizes will not be asked for again).")
+      .def_prop_ro("held_bytes", &MappingCache::held_bytes)
+      .def_prop_ro("limit_bytes", &MappingCache::limit_bytes);
   m.def(
       "copy_retiled",
       [](const BlockTensor& src, BlockTensor& dst) {
@@ -89,7 +92,8 @@ void bind_tensor(nb::module_& m) {
 
   m.def("store_names", &store_names);
   nb::class_<BlockTensor>(m, "BlockTensor")
-      .def(nb::init<ShapePtr, const std::string&>(), nb::arg("shape"), nb::arg("store") = "memory")
+      .def(nb::init<ShapePtr, const std::string&, const std::shared_ptr<MappingCache>&>(),
+           nb::arg("shape"), nb::arg("store") = "memory", nb::arg("mappings") = nullptr)
       .def_prop_ro("store_kind", [](const BlockTensor& t) { return std::string(t.store().kind()); })
       .def("transfers",
            [](const BlockTensor& t) {

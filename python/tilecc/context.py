@@ -50,7 +50,8 @@ def _default_threads() -> int:
 
 @dataclass
 class ContextStats:
-    """Totals over every contraction a context has run, and over its (T) steps."""
+    """Totals over every contraction a context has run (its runtime's statistics), and over its
+    (T) steps."""
 
     contractions: int = 0
     tasks: int = 0
@@ -90,16 +91,6 @@ OperandSpec = tuple[int, Any, tuple[str, ...], str]
 
 
 @dataclass
-class _PlanEntry:
-    key: tuple[object, ...]
-    spec: tuple[OperandSpec, OperandSpec, OperandSpec]  # c, a, b
-    plan: Any = None  # None until built (a deferred block builds its plans when it ends)
-    schedule: Any = None  # the plan's per-run state in this context (include/tilecc/schedule.hpp)
-    record: ContractionRecord | None = None
-    uses: int = 0
-
-
-@dataclass
 class Context:
     """Where tensors run: a pool of ``threads`` workers scheduled by ``policy`` (a registered
     name: ``tce``, ``counter``, ``static-block``, ``static-lpt``, ``buckets``, ``steal``; see
@@ -129,19 +120,14 @@ class Context:
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
     blas_parallel_task_flops: float = 2e9
-    stats: ContextStats = field(default_factory=ContextStats, init=False)
 
     def __post_init__(self) -> None:
         _blas.ensure_loaded()
         # The plan cache, the queue and the executor are not shared between Python threads: the
         # thread that made the context is the one that may use it (see _check_thread).
         self._owner = threading.get_ident()
-        self._start_runtime()
-        self._plans: dict[tuple[object, ...], _PlanEntry] = {}
-        self._records: dict[int, ContractionRecord] = {}  # id(plan) -> record; plans stay cached
         self._model: Any = None
-        # Learns what the cost model misses from every run (see include/tilecc/correction.hpp).
-        self._corrector = _core.ModelCorrector()
+        self._start_runtime()
         # structure -> (shape id, core shape, the spaces, kept alive so that their ids stay unique);
         # a structure may be keyed twice, with its spin sides as given and as the core settled them
         self._shapes: dict[tuple[object, ...], tuple[int, Any, tuple[Any, ...]]] = {}
@@ -152,7 +138,6 @@ class Context:
         self._deferring = 0
         self._queue: list[Queued] = []
         self._queued_tensors: set[int] = set()
-        self._unbuilt: list[_PlanEntry] = []
 
     @classmethod
     def of(cls, options: RuntimeOptions) -> Context:
@@ -184,17 +169,14 @@ class Context:
         previous = {name: getattr(self, name) for name in runtime}
         for name, value in runtime.items():
             setattr(self, name, value)
+        # A new runtime: plans, schedules, the learned correction (task times depend on the
+        # threads and the slowed worker) and statistics start afresh.
         try:
             self._start_runtime()
         except ValueError:
             for name, value in previous.items():
                 setattr(self, name, value)
             raise
-        self._plans.clear()
-        self._records.clear()
-        self.stats = ContextStats()
-        # Task times depend on the threads and the slowed worker: learn them afresh.
-        self._corrector = _core.ModelCorrector()
 
     def _check_thread(self) -> None:
         if threading.get_ident() != self._owner:
@@ -218,15 +200,55 @@ class Context:
                 f"blas_parallel_task_flops must be >= 0, got {self.blas_parallel_task_flops!r}."
             )
         options.blas_parallel_task_flops = float(self.blas_parallel_task_flops)
-        self._executor = _core.Executor(
-            self.threads, self.policy, options, os.environ.get("TILECC_SLOW_WORKER", "")
+        # The engine (include/tilecc/runtime.hpp): executor, plan cache and schedules, the
+        # correction learned from every run, statistics. Python keeps the deferred queue and the
+        # per-contraction records and trace that reports show.
+        self._runtime = _core.Runtime(
+            self.threads,
+            self.policy,
+            options,
+            self.refine,
+            self.trace,
+            self.store,
+            os.environ.get("TILECC_SLOW_WORKER", ""),
         )
-        self._executor.tracing = self.trace
+        self._model_given = False
+        self._records: dict[int, ContractionRecord] = {}  # by PlannedContraction.id
+        self._triples = ContextStats()  # only its (T) totals are kept here
         self._recorder = TraceRecorder(self.policy, self.threads) if self.trace else None
 
     @property
+    def runtime(self) -> Any:
+        """The engine this context runs on (``_core.Runtime``)."""
+        return self._runtime
+
+    @property
     def executor(self) -> Any:
-        return self._executor
+        return self._runtime.executor
+
+    @property
+    def stats(self) -> ContextStats:
+        """Totals so far: the runtime's, and the (T) steps'."""
+        r = self._runtime.stats
+        return ContextStats(
+            contractions=r.contractions,
+            tasks=r.tasks,
+            flops=r.flops,
+            dense_flops=r.dense_flops,
+            seconds=r.seconds,
+            inspector_seconds=r.inspector_seconds,
+            plans_built=r.plans_built,
+            plans_reused=r.plans_reused,
+            shared_calls=r.shared_calls,
+            task_seconds=r.task_seconds,
+            triples_flops=self._triples.triples_flops,
+            triples_seconds=self._triples.triples_seconds,
+        )
+
+    def count_triples(self, flops: float, seconds: float) -> None:
+        """Add a (T) step's executed flops and wall time to the statistics."""
+        self._triples.triples_flops += flops
+        self._triples.triples_seconds += seconds
 
     @property
     def cost_model(self) -> Any:
@@ -267,78 +289,47 @@ class Context:
         shape, labels, name). The ``tce`` policy gets NWChem TCE's task layout, every other
         policy the inspector's."""
         self._check_thread()
-        return self._built_entry(c, a, b).plan
+        return self._built(c, a, b).plan
 
     def schedule(self, plan: Any) -> Any:
         """This context's schedule of a plan it made: the correction of its predicted task
         costs, the measured times of its last run, the policy; ``summary()`` reports them."""
-        for entry in self._plans.values():
-            if entry.plan is plan:
-                return entry.schedule
-        raise ValueError(f"the plan for {plan.expression} was not made by this context.")
+        return self._runtime.schedule_of(plan)
 
-    def _built_entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
-        entry = self._entry(c, a, b)
-        if entry.plan is None:
-            self._build([entry])
-        return entry
+    def _built(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> Any:
+        planned = self._request(c, a, b)
+        if not planned.built:
+            self._build()
+        return planned
 
-    def _entry(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> _PlanEntry:
-        key = (c[0], c[2], a[0], a[2], b[0], b[2])
-        entry = self._plans.get(key)
-        if entry is None:
-            entry = _PlanEntry(key, (c, a, b))
-            self._plans[key] = entry
-            self._unbuilt.append(entry)
-        else:
-            self.stats.plans_reused += 1
-        entry.uses += 1
-        return entry
-
-    def _build(self, entries: list[_PlanEntry]) -> None:
-        """Build the plans of ``entries`` on the workers at once (see include/tilecc/inspect.hpp).
-        The inspector's time is the batch's wall time; each plan is charged its part of it, in
-        proportion to how long it took to build."""
-
+    def _request(self, c: OperandSpec, a: OperandSpec, b: OperandSpec) -> Any:
         def operand(spec: OperandSpec) -> tuple[Any, list[str], str]:
             return spec[1], list(spec[2]), spec[3]
 
-        specs = [(operand(c), operand(a), operand(b)) for c, a, b in (e.spec for e in entries)]
-        try:
-            built: dict[str, Any] = _core.build_plans(
-                specs,
-                layout="tce" if self.policy == "tce" else "inspector",
-                model=self.cost_model,
-                workers=self.threads,
-                executor=self._executor,
-            )
-        except BaseException:
-            for entry in entries:
-                self._forget(entry)
-            raise
-        plans, wall = built["plans"], float(built["seconds"])
-        shares = proportional_shares([plan.inspector_seconds for plan in plans])
-        for entry, plan, worker, share in zip(entries, plans, built["workers"], shares):
-            charged = wall * share
-            entry.plan = plan
-            entry.schedule = _core.Schedule(plan)
-            entry.schedule.policy = self.policy
-            entry.record = ContractionRecord(plan.expression)
-            entry.record.time.inspector += charged
-            self._unbuilt.remove(entry)
-            self._records[id(plan)] = entry.record
+        return self._runtime.request(operand(c), operand(a), operand(b))
+
+    def _build(self) -> None:
+        """Build every pending plan on the workers at once (see include/tilecc/inspect.hpp).
+        The inspector's time is the batch's wall time; each plan is charged its part of it, in
+        proportion to how long it took to build."""
+        if not self._model_given:
+            self._runtime.set_cost_model(self.cost_model)
+            self._model_given = True
+        for planned in self._runtime.build_pending():
+            plan = planned.plan
+            record = ContractionRecord(plan.expression)
+            record.time.inspector += planned.inspector_charged
+            self._records[planned.id] = record
             if self._recorder is not None:
                 self._recorder.add_inspection(
                     Inspection(
                         plan.expression,
-                        worker,
+                        planned.built_by,
                         plan.inspector_started,
                         plan.inspector_seconds,
-                        charged,
+                        planned.inspector_charged,
                     )
                 )
-        self.stats.plans_built += len(plans)
-        self.stats.inspector_seconds += wall
 
     @contextmanager
     def holding_cores(self) -> Iterator[None]:
@@ -414,9 +405,9 @@ class Context:
         deferred block with its plan built when the block ends."""
         self._check_thread()
         if not self._deferring:
-            self._contract([QueuedContraction(self._built_entry(*specs), alpha, c, a, b)])
+            self._contract([QueuedContraction(self._built(*specs), alpha, c, a, b)])
             return
-        self._queue.append(QueuedContraction(self._entry(*specs), alpha, c, a, b))
+        self._queue.append(QueuedContraction(self._request(*specs), alpha, c, a, b))
         self._queued_tensors.update((id(c), id(a), id(b)))
 
     def settle(self, tensor: Any) -> None:
@@ -432,14 +423,14 @@ class Context:
         queue = self._queue
         self._queue, self._queued_tensors = [], set()
         try:
-            if self._unbuilt:
-                if len(self._unbuilt) > 1:
+            if self._runtime.pending:
+                if self._runtime.pending > 1:
                     # The workers may have slept through the queueing: they start waking now,
                     # while the plan requests are converted, rather than when the batch needs
                     # them. A single plan is built on the calling thread (Executor.for_each), and
                     # workers woken for nothing would spin on cores numpy or a threaded BLAS use.
-                    self._executor.wake()
-                self._build(list(self._unbuilt))
+                    self.executor.wake()
+                self._build()
             for step in in_batches(queue, self._runs_alone):
                 if isinstance(step, QueuedOperation):
                     step.run()
@@ -453,73 +444,43 @@ class Context:
         """Whether a contraction runs in no batch: all of them under ``tce`` (NWChem's TCE runs
         one contraction at a time, and is the baseline), and those whose tasks are large enough
         to parallelise inside BLAS instead."""
-        return self.policy == "tce" or bool(
-            _core.uses_threaded_blas(contraction.entry.plan, self._executor)
-        )
+        return bool(self._runtime.runs_alone(contraction.entry))
 
     def _drop_queue(self) -> None:
         self._queue.clear()
         self._queued_tensors.clear()
-        for entry in list(self._unbuilt):
-            self._forget(entry)
-
-    def _forget(self, entry: _PlanEntry) -> None:
-        """Drop a plan that was never built (its build failed, or its block raised)."""
-        del self._plans[entry.key]
-        self._unbuilt.remove(entry)
+        self._runtime.drop_pending()
 
     def _contract(self, batch: list[QueuedContraction]) -> None:
-        """Run the contractions of ``batch`` together (see contract_batch in
-        include/tilecc/contract.hpp) and record what each cost. Their plans' predictions are
-        corrected by what earlier runs showed the model misses, and this run's task times are
-        learned from in turn."""
-        plans = [q.entry.plan for q in batch]
-        schedules = [q.entry.schedule for q in batch]
-        for schedule in schedules:
-            schedule.correct(self._corrector.correction)
-        items = [(q.entry.schedule, q.alpha, q.a._core, q.b._core, q.c._core) for q in batch]
-        run: dict[str, Any] = _core.contract_batch(items, self._executor, self.refine)
-        for schedule in schedules:
-            self._corrector.observe(schedule)
-        self.stats.seconds += float(run["seconds"])
-        self.stats.shared_calls += int(run["shared_calls"])
-        per_item = run["items"]
-        parts = split_run(run["phases"], [item["phases"] for item in per_item], self.threads)
+        """Run the contractions of ``batch`` together on the runtime (which corrects their
+        predicted costs by what earlier runs showed the model misses, and learns from this run's
+        task times in turn), and record what each cost."""
+        items = [(q.entry, q.alpha, q.a._core, q.b._core, q.c._core) for q in batch]
+        batch_run = self._runtime.run(items)
+        run = batch_run.run
+        parts = split_run(run.phases, [item.phases for item in batch_run.items], self.threads)
         # The run's counter fetches or steals are shared out by each contraction's tasks.
-        call_shares = proportional_shares([float(len(item["task_seconds"])) for item in per_item])
-        for plan, schedule, item, part, call_share in zip(
-            plans, schedules, per_item, parts, call_shares
-        ):
-            tasks = len(item["task_seconds"])
-            self.stats.contractions += 1
-            self.stats.tasks += tasks
-            self.stats.flops += float(item["flops"])
-            self.stats.dense_flops += plan.dense_flops
-            self.stats.task_seconds += float(np.sum(item["task_seconds"]))
-            record = self._record_of(plan)
+        call_shares = proportional_shares(
+            [float(len(item.task_seconds)) for item in batch_run.items]
+        )
+        for queued, item, part, call_share in zip(batch, batch_run.items, parts, call_shares):
+            record = self._records[queued.entry.id]
             record.calls += 1
-            record.tasks += tasks
-            record.flops += float(item["flops"])
-            record.shared_calls += int(run["shared_calls"]) * call_share
+            record.tasks += len(item.task_seconds)
+            record.flops += float(item.flops)
+            record.shared_calls += int(run.shared_calls) * call_share
             record.time.add(part)
             record.imbalance.append(part.imbalance)
-            error = schedule.model_error()
-            if error.tasks:
-                record.model_error = (error.median, error.p90)
+            if item.model_error.tasks:
+                record.model_error = (item.model_error.median, item.model_error.p90)
         if self._recorder is not None:
-            names = [plan.expression for plan in plans]
-            self._recorder.add_run(names, run, self._executor.trace_events())
-
-    def _record_of(self, plan: Any) -> ContractionRecord:
-        record = self._records.get(id(plan))
-        if record is None:
-            raise ValueError(f"the plan for {plan.expression} was not made by this context.")
-        return record
+            names = [q.entry.plan.expression for q in batch]
+            self._recorder.add_run(names, run, self.executor.trace_events())
 
     @property
     def contractions(self) -> list[ContractionRecord]:
         """Every contraction this context has planned, most time-consuming first."""
-        records = [e.record for e in self._plans.values() if e.record is not None]
+        records = list(self._records.values())
         return sorted(records, key=lambda r: r.time.total, reverse=True)
 
     def decomposition(self) -> Decomposition:
@@ -534,13 +495,15 @@ class Context:
         every plan's last run (nan before any run). ``corrected``: the predictions the run was
         scheduled with (the model corrected by the runs before it), else the model's own."""
         errors = []
-        for entry in self._plans.values():
-            if entry.plan is None:
+        for planned in self._runtime.contractions():
+            if not planned.built:
                 continue
-            measured = np.asarray(entry.schedule.measured_seconds)
+            measured = np.asarray(planned.schedule.measured_seconds)
             if measured.size:
                 predicted = np.asarray(
-                    entry.schedule.estimated_seconds if corrected else entry.plan.modelled_seconds
+                    planned.schedule.estimated_seconds
+                    if corrected
+                    else planned.plan.modelled_seconds
                 )
                 ok = measured > 0
                 errors.append(np.abs(predicted[ok] - measured[ok]) / measured[ok])
@@ -552,7 +515,7 @@ class Context:
     @property
     def model_correction(self) -> tuple[float, float]:
         """(scale, seconds of overhead per task) the cost model's predictions are corrected by."""
-        c = self._corrector.correction
+        c = self._runtime.correction
         return float(c.scale), float(c.overhead)
 
     def write_trace(self, path: str | os.PathLike[str]) -> None:

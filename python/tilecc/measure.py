@@ -25,7 +25,7 @@ def dispatch_overhead(threads: int, tasks: int = 1_000_000, policy: str = "count
     real task pays on top of its work."""
     ctx = Context(threads=threads, policy=policy)
     run = _core.run_empty_tasks(tasks, ctx.executor)
-    return float(run["seconds"]) / tasks
+    return float(run.seconds) / tasks
 
 
 def write_json_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:

@@ -64,7 +64,8 @@ class Tensor:
         self.spaces = spaces
         self.symmetry = generators
         self._shape_id, self._shape = self.context.shape(spaces, generators, sides, int(irrep))
-        self._core = _core.BlockTensor(self._shape, self.context.store)
+        runtime = self.context.runtime
+        self._core = _core.BlockTensor(self._shape, runtime.store, runtime.mappings)
         self._elements: list[tuple[tuple[int, ...], int]] | None = None
 
     @classmethod

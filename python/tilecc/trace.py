@@ -148,17 +148,18 @@ class TraceRecorder:
     runs: list[_Run] = field(default_factory=list)
     inspections: list[Inspection] = field(default_factory=list)
 
-    def add_run(self, names: list[str], run: dict[str, Any], events: dict[str, np.ndarray]) -> None:
-        """One run of the contractions ``names`` (run together); phase slices carry their
-        segment, the index in ``names`` of the contraction they worked for (-1: none)."""
+    def add_run(self, names: list[str], run: Any, events: dict[str, np.ndarray]) -> None:
+        """One run (a ``_core.RunStats``) of the contractions ``names`` (run together); phase
+        slices carry their segment, the index in ``names`` of the contraction they worked for (-1:
+        none)."""
         self.runs.append(
             _Run(
                 names,
-                float(run["start"]),
-                float(run["seconds"]),
+                float(run.start),
+                float(run.seconds),
                 self.threads,
-                int(run["tasks"]),
-                int(run["shared_calls"]),
+                int(run.tasks),
+                int(run.shared_calls),
                 events,
             )
         )

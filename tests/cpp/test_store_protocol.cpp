@@ -77,7 +77,9 @@ Expected expected_transfers(const ContractionPlan& plan) {
 
 void register_map_store() {
   static const bool registered = [] {
-    register_store("test-map", [](const BlockShape& s) { return std::make_unique<MapStore>(s); });
+    register_store("test-map", [](const BlockShape& s, const std::shared_ptr<MappingCache>&) {
+      return std::make_unique<MapStore>(s);
+    });
     return true;
   }();
   (void)registered;
@@ -152,7 +154,9 @@ TEST(StoreProtocol, StoresAreRegisteredByName) {
   EXPECT_NE(std::find(names.begin(), names.end(), "memory"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "copy"), names.end());
   EXPECT_THROW(register_store("memory",
-                              [](const BlockShape& s) { return std::make_unique<MemoryStore>(s); }),
+                              [](const BlockShape& s, const std::shared_ptr<MappingCache>&) {
+                                return std::make_unique<MemoryStore>(s);
+                              }),
                InputError);
   auto s = shape({space(3, 3, 1)});
   try {

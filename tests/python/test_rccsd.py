@@ -81,21 +81,19 @@ def test_unverified_large_classes_give_the_same_energy(monkeypatch):
 def test_iterations_hand_their_memory_on_and_give_it_back():
     """Each iteration's intermediates take the mappings the one before freed (tmp2, v^3 o without
     symmetry, is over the 128 KiB a store is mapped from), cleared: the energy still matches
-    PySCF's. When the iterations end, the solver gives the mappings back to the kernel."""
-    from tilecc import _core
-
+    PySCF's. When the iterations end, the solver gives the mappings back to the kernel. The cache
+    is the context's runtime's: another context's holds none of them."""
     mol = gto.M(atom="N 0 0 0; N 0 0 1.0977", basis="cc-pvdz", symmetry=False, verbose=0)
     mf = scf.RHF(mol).run(conv_tol=1e-12)
     ref, _ = reference(mf, 2)
-    held = []
-    mine = tilecc.CCSD(
-        mf,
-        frozen=2,
-        tile=32,
-        threads=1,
-        callback=lambda _: held.append(_core.cached_mapping_bytes()),
-        **TIGHT,
-    ).run()
+    ctx, other = tilecc.Context(threads=1), tilecc.Context(threads=1)
+    held, elsewhere = [], []
+
+    def watch(_):
+        held.append(ctx.runtime.mappings.held_bytes)
+        elsewhere.append(other.runtime.mappings.held_bytes)
+
+    mine = tilecc.CCSD(mf, frozen=2, tile=32, context=ctx, callback=watch, **TIGHT).run()
     assert mine.e_tot == pytest.approx(ref.e_tot, abs=1e-8)
-    assert min(held) > 0
-    assert _core.cached_mapping_bytes() == 0
+    assert min(held) > 0 and max(elsewhere) == 0
+    assert ctx.runtime.mappings.held_bytes == 0

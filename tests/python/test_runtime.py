@@ -149,16 +149,20 @@ def test_one_plan_serves_two_schedules():
 def test_phases_add_up_to_workers_times_wall():
     ctx, r2, term, plan = planned("steal", threads=2)
     a, b = term.factors
-    item = (ctx.schedule(plan), 0.5, a.tensor._core, b.tensor._core, r2._core)
-    run = _core.contract_batch([item], ctx.executor)
-    assert set(run["phases"]) == set(PHASES)
-    assert sum(run["phases"].values()) == pytest.approx(2 * run["seconds"], rel=1e-9)
-    assert len(run["task_seconds"]) == plan.num_tasks
+    planned_contraction = next(p for p in ctx.runtime.contractions() if p.built)
+    item = (planned_contraction, 0.5, a.tensor._core, b.tensor._core, r2._core)
+    batch = ctx.runtime.run([item])
+    run = batch.run
+    assert set(run.phases) == set(PHASES)
+    assert sum(run.phases.values()) == pytest.approx(2 * run.seconds, rel=1e-9)
+    assert len(run.task_seconds) == plan.num_tasks
     # The work of the run's one contraction is all the run's work.
-    (own,) = run["items"]
+    (own,) = batch.items
     for phase in ("permute", "gemm", "accumulate"):
-        assert own["phases"][phase] == pytest.approx(run["phases"][phase], rel=1e-9)
-    assert own["phases"]["schedule"] == own["phases"]["wait"] == 0.0
+        assert own.phases[phase] == pytest.approx(run.phases[phase], rel=1e-9)
+    assert own.phases["schedule"] == own.phases["wait"] == 0.0
+    assert own.model_error.tasks == plan.num_tasks
+    assert list(own.task_seconds) == list(planned_contraction.schedule.measured_seconds)
 
 
 def test_trace_has_a_row_per_worker_and_a_slice_per_phase(tmp_path):
@@ -362,3 +366,22 @@ def test_a_job_holds_numpys_blas_to_one_thread_and_gives_its_threads_back(water)
         assert numpys_blas_threads() == {2}
         solver.ccsd_t()
         assert numpys_blas_threads() == {2}
+
+
+def test_solvers_share_a_context():
+    from pyscf import gto, scf
+
+    mol = gto.M(atom="O 0 0 0; H 0 0.757 -0.469; H 0 -0.757 -0.469", basis="6-31g", verbose=0)
+    mf = scf.RHF(mol).run()
+    ctx = tilecc.Context(threads=2, policy="static-lpt")
+    first = tilecc.cc.RCCSD(mf, frozen=1, context=ctx).run()
+    built = ctx.stats.plans_built
+    second = tilecc.cc.RCCSD(mf, frozen=1, context=ctx).run()
+    assert first.context is second.context is ctx
+    assert (second.threads, second.policy) == (2, "static-lpt")
+    # Each solver's tensors have shapes of their own (its problem's spaces), so it builds its
+    # plans once, on the shared runtime, and its iterations reuse them.
+    assert ctx.stats.plans_built == 2 * built
+    assert second.e_corr == pytest.approx(first.e_corr, abs=1e-12)
+    with pytest.raises(ValueError, match=r"threads=1 given with a context"):
+        tilecc.cc.RCCSD(mf, context=ctx, threads=1)

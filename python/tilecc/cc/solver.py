@@ -14,11 +14,10 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from tilecc import _core
 from tilecc.cc import checkpoint as ckpt
 from tilecc.cc.diis import DIIS
 from tilecc.cc.vector import BlockVector, SegmentPacking
@@ -40,6 +39,10 @@ class IterationRecord:
 
 
 Amplitudes = tuple[Tensor, ...]
+
+
+#: A solver's ``context`` before one is given or made (None, typed as what it becomes).
+_MADE_FROM_OPTIONS = cast(Context, None)
 
 
 @dataclass
@@ -71,6 +74,10 @@ class AmplitudeSolver:
     checkpoint: str | Path | None = None  # written atomically after every iteration
     restart: bool = False  # continue from `checkpoint`
     with_t: bool = False  # CCSD only: add the (T) correction after convergence
+    #: Run on this Context (and its runtime) instead of one made from the runtime options above,
+    #: which must then be left at their defaults: the context's are the ones that hold. Not
+    #: given, it is made from them; it is a Context once the solver exists.
+    context: Context = _MADE_FROM_OPTIONS
     converged: bool = field(default=False, init=False)
     e_corr: float = field(default=float("nan"), init=False)
     cycles: int = field(default=0, init=False)
@@ -95,7 +102,24 @@ class AmplitudeSolver:
         )
         if self.restart and self.checkpoint is None:
             raise ValueError("restart needs a checkpoint file to continue from; give checkpoint.")
-        self.context = Context.of(RuntimeOptions.of(self).check())
+        options = RuntimeOptions.of(self).check()
+        context: Context | None = self.context
+        if context is None:
+            self.context = Context.of(options)
+            return
+        if options != RuntimeOptions():
+            given = [
+                f"{name}={value!r}"
+                for name, value in options.as_dict().items()
+                if value != getattr(RuntimeOptions(), name)
+            ]
+            raise ValueError(
+                f"{', '.join(given)} given with a context, which has runtime options of its own; "
+                f"give one or the other (Context.reconfigure changes a context's)."
+            )
+        for name, value in context.runtime_options.as_dict().items():
+            setattr(self, name, value)
+        self.context = context
 
     @property
     def e_tot(self) -> float:
@@ -256,7 +280,7 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
     cc.e_corr, cc.amplitudes = e_old, amps
     # The iterations' intermediates will not be allocated again: their mappings, which the
     # iterations passed on to each other, go back to the kernel rather than stay held through (T).
-    _core.release_cached_mappings()
+    cc.context.runtime.mappings.release()
     if not cc.converged:
         warnings.warn(
             f"{cc.method.upper()} did not converge in {cc.max_cycle} iterations (last "

@@ -48,8 +48,7 @@ def _run(kernel: _core.TriplesKernel, context: Context, progress: Progress | Non
         total += kernel.energy_for_i(i, context.executor)
         if progress is not None:
             progress(i + 1, occupied)
-    context.stats.triples_seconds += time.perf_counter() - start
-    context.stats.triples_flops += kernel.executed_flops
+    context.count_triples(kernel.executed_flops, time.perf_counter() - start)
     return kernel.scale * total
 
 

@@ -1,0 +1,155 @@
+// The runtime object (include/tilecc/runtime.hpp): plan cache, schedules, batches run and learned
+// from, statistics; and the typed records of a run.
+#include <numeric>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "tilecc/error.hpp"
+#include "tilecc/runtime.hpp"
+
+namespace nb = nanobind;
+
+namespace tilecc::python {
+namespace {
+
+// Worker-seconds per phase of a run, summed over its workers: they add up to workers x seconds.
+PhaseSeconds summed(const std::vector<PhaseSeconds>& per_worker) {
+  PhaseSeconds total{};
+  for (const PhaseSeconds& w : per_worker)
+    for (std::size_t p = 0; p < total.size(); ++p) total[p] += w[p];
+  return total;
+}
+
+std::vector<double> busy(const RunStats& r) {
+  std::vector<double> out;
+  for (const PhaseSeconds& w : r.phases)
+    out.push_back(w[static_cast<std::size_t>(Phase::permute)] +
+                  w[static_cast<std::size_t>(Phase::gemm)] +
+                  w[static_cast<std::size_t>(Phase::accumulate)]);
+  return out;
+}
+
+}  // namespace
+
+void bind_engine(nb::module_& m) {
+  nb::class_<RunStats>(m, "RunStats")
+      .def_ro("tasks", &RunStats::tasks)
+      .def_ro("start", &RunStats::start)
+      .def_ro("seconds", &RunStats::seconds)
+      .def_ro("shared_calls", &RunStats::shared_calls)
+      .def_prop_ro(
+          "phases", [](const RunStats& r) { return phase_dict(summed(r.phases)); },
+          "Worker-seconds per phase, summed over the workers.")
+      .def_prop_ro("busy_seconds", &busy, "Per worker, its permute + GEMM + accumulate seconds.")
+      .def_prop_ro(
+          "task_seconds",
+          [](const RunStats& r) { return to_numpy(std::vector<double>(r.task_seconds)); },
+          nb::rv_policy::move);
+
+  nb::class_<ContractionRun>(m, "ContractionRun")
+      .def_prop_ro(
+          "task_seconds",
+          [](const ContractionRun& c) { return to_numpy(std::vector<double>(c.task_seconds)); },
+          nb::rv_policy::move)
+      .def_ro("flops", &ContractionRun::flops)
+      .def_prop_ro("phases", [](const ContractionRun& c) { return phase_dict(c.phases); })
+      .def_ro("model_error", &ContractionRun::model_error);
+
+  nb::class_<BatchRun>(m, "BatchRun")
+      .def_ro("run", &BatchRun::run)
+      .def_ro("items", &BatchRun::items);
+
+  nb::class_<RuntimeStats>(m, "RuntimeStats")
+      .def_ro("contractions", &RuntimeStats::contractions)
+      .def_ro("tasks", &RuntimeStats::tasks)
+      .def_ro("plans_built", &RuntimeStats::plans_built)
+      .def_ro("plans_reused", &RuntimeStats::plans_reused)
+      .def_ro("shared_calls", &RuntimeStats::shared_calls)
+      .def_ro("flops", &RuntimeStats::flops)
+      .def_ro("dense_flops", &RuntimeStats::dense_flops)
+      .def_ro("seconds", &RuntimeStats::seconds)
+      .def_ro("inspector_seconds", &RuntimeStats::inspector_seconds)
+      .def_ro("task_seconds", &RuntimeStats::task_seconds);
+
+  nb::class_<PlannedContraction>(m, "PlannedContraction")
+      .def_prop_ro("id", &PlannedContraction::id)
+      .def_prop_ro("built", &PlannedContraction::built)
+      .def_prop_ro("plan", &PlannedContraction::plan, nb::rv_policy::reference_internal)
+      .def_prop_ro(
+          "schedule", [](PlannedContraction& p) -> Schedule& { return p.schedule(); },
+          nb::rv_policy::reference_internal)
+      .def_prop_ro("inspector_charged", &PlannedContraction::inspector_charged)
+      .def_prop_ro("built_by", &PlannedContraction::built_by)
+      .def_prop_ro("uses", &PlannedContraction::uses);
+
+  nb::class_<Runtime>(m, "Runtime")
+      .def(
+          "__init__",
+          [](Runtime* self, int threads, const std::string& policy, const PolicyOptions& options,
+             bool refine, bool trace, const std::string& store, const std::string& slow_worker) {
+            RuntimeOptions o;
+            o.threads = threads;
+            o.policy = policy;
+            o.policy_options = options;
+            o.refine = refine;
+            o.trace = trace;
+            o.store = store;
+            o.slow = SlowWorker::parse(slow_worker);
+            new (self) Runtime(std::move(o), CostModel{});
+          },
+          nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("refine"),
+          nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"))
+      .def_prop_ro("executor", &Runtime::executor, nb::rv_policy::reference_internal)
+      .def_prop_ro("store", [](const Runtime& r) { return r.options().store; })
+      .def_prop_ro("mappings", &Runtime::mappings,
+                   "The cache of freed tensor mappings its tensors share.")
+      .def_prop_ro("stats", &Runtime::stats)
+      .def_prop_ro("correction", [](const Runtime& r) { return r.corrector().correction(); })
+      .def_prop_ro("corrected_tasks", [](const Runtime& r) { return r.corrector().tasks(); })
+      .def("set_cost_model", &Runtime::set_cost_model, nb::arg("model"))
+      .def(
+          "request",
+          [](Runtime& r, const OperandTuple& c, const OperandTuple& a, const OperandTuple& b)
+              -> PlannedContraction& { return r.request(operand(c), operand(a), operand(b)); },
+          nb::arg("c"), nb::arg("a"), nb::arg("b"), nb::rv_policy::reference_internal,
+          "The cached contraction c += a * b, added unbuilt if new.")
+      .def_prop_ro("pending", &Runtime::pending)
+      .def(
+          "build_pending",
+          [](Runtime& r) {
+            std::vector<PlannedContraction*> built;
+            {
+              nb::gil_scoped_release release;
+              built = r.build_pending();
+            }
+            return built;
+          },
+          nb::rv_policy::reference_internal)
+      .def("drop_pending", &Runtime::drop_pending)
+      .def("runs_alone", &Runtime::runs_alone, nb::arg("planned"))
+      .def(
+          "run",
+          [](Runtime& r,
+             const std::vector<std::tuple<PlannedContraction*, double, const BlockTensor*,
+                                          const BlockTensor*, BlockTensor*>>& batch) {
+            std::vector<Contraction> items;
+            for (const auto& [planned, alpha, a, b, c] : batch)
+              items.push_back({planned, alpha, a, b, c});
+            nb::gil_scoped_release release;
+            return r.run(items);
+          },
+          nb::arg("items"),
+          "Run (planned, alpha, a, b, c) contractions as one batch; returns the BatchRun.")
+      .def(
+          "schedule_of",
+          [](const Runtime& r, const ContractionPlan& plan) -> const Schedule& {
+            const Schedule* s = r.schedule_of(plan);
+            TILECC_CHECK(s != nullptr, "the plan for ", plan.expression(),
+                         " was not made by this runtime.");
+            return *s;
+          },
+          nb::arg("plan"), nb::rv_policy::reference_internal)
+      .def("contractions", &Runtime::contractions, nb::rv_policy::reference_internal);
+}
+
+}  // namespace tilecc::python
