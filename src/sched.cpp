@@ -15,21 +15,50 @@
 namespace tilecc {
 namespace {
 
+struct Registered {
+  PolicyFactory factory;
+  std::string description;
+};
+
 struct Registry {
   std::mutex mutex;
-  std::map<std::string, PolicyFactory> factories;
+  std::map<std::string, Registered> policies;
 };
 
 Registry& registry() {
-  // Never destroyed: policies may be made during static destruction of other objects.
+  // Never destroyed: policies may be made during static destruction of other objects. The
+  // descriptions are the ones the README's policy table and `tilecc info` show.
   static Registry* r = [] {
     auto* reg = new Registry;
-    reg->factories["tce"] = policies::make_tce;
-    reg->factories["counter"] = policies::make_counter;
-    reg->factories["static-block"] = policies::make_static_block;
-    reg->factories["static-lpt"] = policies::make_static_lpt;
-    reg->factories["buckets"] = policies::make_buckets;
-    reg->factories["steal"] = policies::make_steal;
+    reg->policies["tce"] = {
+        policies::make_tce,
+        "NWChem TCE as it was, the baseline: every tile tuple of the loop in loop order, null "
+        "ones included, one shared counter, the null test made after taking a number, no "
+        "stacking"};
+    reg->policies["counter"] = {
+        policies::make_counter,
+        "the inspector's tasks by decreasing cost through one shared counter, `quantum` per "
+        "fetch"};
+    reg->policies["static-block"] = {
+        policies::make_static_block,
+        "the task list cut into one contiguous run per worker of equal predicted cost"};
+    reg->policies["static-lpt"] = {
+        policies::make_static_lpt,
+        "Longest Processing Time on the predicted costs; each worker runs its tasks in the "
+        "plan's order"};
+    reg->policies["buckets"] = {
+        policies::make_buckets,
+        "LPT across groups of workers (a NUMA domain, else a core pair), a counter per group "
+        "that hands out guided chunks: the many small tasks at the end go out several per "
+        "fetch (up to 20 µs of predicted work, and at most the work left over twice the "
+        "group's workers), the last ones alone"};
+    reg->policies["steal"] = {
+        policies::make_steal,
+        "per-worker deques seeded by LPT; an idle worker steals every other task of the "
+        "fullest deque (the largest first, so both deques still end on their smallest tasks), "
+        "and a worker whose next task is of a later stage than another deque's front (in a "
+        "batch of contractions, where it would wait for that stage) steals from that deque "
+        "first"};
     return reg;
   }();
   return *r;
@@ -56,20 +85,29 @@ void sort_by_rank(std::size_t tasks, std::size_t ranks, Rank rank, std::vector<s
 
 }  // namespace
 
-void register_policy(const std::string& name, PolicyFactory factory) {
+void register_policy(const std::string& name, PolicyFactory factory, std::string description) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  TILECC_CHECK(!r.factories.contains(name), "a scheduling policy called '", name,
+  TILECC_CHECK(!description.empty(), "the scheduling policy '", name,
+               "' needs a description of how its tasks reach workers.");
+  TILECC_CHECK(!r.policies.contains(name), "a scheduling policy called '", name,
                "' is already registered; choose another name.");
-  r.factories.emplace(name, std::move(factory));
+  r.policies.emplace(name, Registered{std::move(factory), std::move(description)});
 }
 
 std::vector<std::string> policy_names() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   std::vector<std::string> names;
-  for (const auto& [name, f] : r.factories) names.push_back(name);
+  for (const auto& [name, registered] : r.policies) names.push_back(name);
   return names;
+}
+
+std::string policy_description(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  const auto it = r.policies.find(name);
+  return it == r.policies.end() ? std::string() : it->second.description;
 }
 
 std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const PolicyOptions& options) {
@@ -77,8 +115,8 @@ std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const Polic
   {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
-    auto it = r.factories.find(name);
-    if (it != r.factories.end()) factory = it->second;
+    auto it = r.policies.find(name);
+    if (it != r.policies.end()) factory = it->second.factory;
   }
   if (!factory) {
     TILECC_CHECK(false, "unknown scheduling policy '", name,

@@ -6,19 +6,8 @@
  * worker until it answers with none. Policies are registered by name; an unknown name is refused
  * with the list of valid ones.
  *
- * | name           | how tasks reach workers                                                  |
- * |----------------|--------------------------------------------------------------------------|
- * | `tce`          | NWChem TCE: every tile tuple of the loop, null ones included, one shared |
- * |                | counter, the null test after taking a number (the baseline)              |
- * | `counter`      | one shared counter over the tasks by decreasing cost, `quantum` per fetch |
- * | `static-block` | contiguous runs of the task list with equal cost, no counter             |
- * | `static-lpt`   | Longest Processing Time on the costs, no counter; each worker runs its   |
- * |                | share in the task list's order                                           |
- * | `buckets`      | LPT across groups of workers, a counter per group handing out guided     |
- * |                | chunks of at least `quantum` tasks (paper 001)                           |
- * | `steal`        | per-worker deques seeded by LPT; an idle worker steals every other task  |
- * |                | of the fullest deque, and one whose next task is of a later stage than   |
- * |                | another deque's front steals from that deque first                       |
+ * The registered policies and what each does: policy_names() and policy_description() (the
+ * README's policy table is checked against them).
  */
 #include <cstdint>
 #include <functional>
@@ -93,12 +82,16 @@ class SchedulePolicy {
 
 using PolicyFactory = std::function<std::unique_ptr<SchedulePolicy>(const PolicyOptions&)>;
 
-/** Register a policy under `name`; registering a name twice is an error. */
-void register_policy(const std::string& name, PolicyFactory factory);
+/** Register a policy under `name` with a one-paragraph description of how its tasks reach
+ *  workers (what the docs' policy table and `tilecc info` show); registering a name twice, or
+ *  without a description, is an error. */
+void register_policy(const std::string& name, PolicyFactory factory, std::string description);
 /** Make the policy called `name`; an unknown name raises an error that lists the valid ones, and
  *  invalid options (quantum < 1, group size < 0) are refused. */
 std::unique_ptr<SchedulePolicy> make_policy(const std::string& name, const PolicyOptions& options);
 std::vector<std::string> policy_names();
+/** The description a policy was registered with ("" for an unknown name). */
+std::string policy_description(const std::string& name);
 
 /**
  * Task indices by stage (see TaskPool), in index order within a stage: the task list's own order,

@@ -73,6 +73,7 @@ void bind_runtime(nb::module_& m) {
   m.def("build_flags", &build_flags);
   m.def("permute_kernel_name", &kernels::permute_kernel_name);
   m.def("policy_names", &policy_names);
+  m.def("policy_description", &policy_description, nb::arg("name"));
   m.def("clock_seconds", &clock_seconds);
   m.def("phase_names", [] {
     std::vector<std::string> names;

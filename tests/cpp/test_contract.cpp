@@ -478,8 +478,10 @@ TEST(Contract, APolicyThatWantsBlocksGetsEachTasksReadsAndWrites) {
   // Two items sharing their A tensor and their output: every task's blocks, each once, against
   // the plan's products and members walked afresh; ids number the tensors in order of first
   // appearance (A, B, C, item by item), and each id's bytes are its block's.
-  register_policy("test-block-recording",
-                  [](const PolicyOptions&) { return std::make_unique<BlockRecordingPolicy>(); });
+  register_policy(
+      "test-block-recording",
+      [](const PolicyOptions&) { return std::make_unique<BlockRecordingPolicy>(); },
+      "every task on worker 0, in order, after recording the blocks each reads and writes");
   auto o = space(12, 2, 2), v = space(8, 4, 2);
   auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v}), ovov = shape({o, v, o, v});
   BlockTensor t(oovv), w(vvvv), u(ovov), c(oovv);

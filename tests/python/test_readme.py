@@ -1,4 +1,4 @@
-"""The README's Python example runs as written."""
+"""The README's Python example runs as written, and its policy table is the registry's."""
 
 from __future__ import annotations
 
@@ -13,3 +13,14 @@ def test_readme_python_examples_run():
     for code in blocks:
         if "import tilecc" in code:
             exec(compile(code, "README.md", "exec"), {})
+
+
+def test_policy_table_is_the_registry():
+    # The README's table of policies is the registry's: every registered policy, described in
+    # the words it was registered with, and nothing else.
+    from tilecc import _core
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)`(?: \(default\))? \| (.*) \|$", readme, re.M)
+    assert dict(rows) == {name: _core.policy_description(name) for name in _core.policy_names()}
+    assert len(rows) == len(_core.policy_names())
