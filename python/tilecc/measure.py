@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -28,11 +29,39 @@ def dispatch_overhead(threads: int, tasks: int = 1_000_000, policy: str = "count
     return float(run.seconds) / tasks
 
 
+def _commit() -> str:
+    """The checkout's commit (with "+dirty" when it has changes), or "unknown" outside one."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
 def write_json_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    """Benchmark records, one JSON object per line, written atomically: an interrupted
-    benchmark never leaves a truncated file behind."""
+    """Append benchmark records to ``path``, one JSON object per line, each with what it was
+    measured on (date, commit, machine and BLAS: wisdom.machine_key). The file is rewritten
+    atomically, old lines first: an interrupted benchmark never leaves a truncated file."""
+    from tilecc import wisdom
+
+    stamp = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "commit": _commit(),
+        "machine": wisdom.machine_key(),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = path.read_text() if path.exists() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
     with replaced_atomically(path) as f:
-        f.writelines(json.dumps(r) + "\n" for r in records)
+        f.write(old)
+        f.writelines(json.dumps({**stamp, **r}) + "\n" for r in records)
 
 
 def best_time(fn: Callable[[], object], repeats: int) -> float:

@@ -35,3 +35,15 @@ def test_report_reads_it_and_draws_the_format_asked_for(gzipped_trace, tmp_path,
     run = run_cli("report", str(gzipped_trace), "--png", str(chart))
     assert run.returncode == 0, run.stdout
     assert chart.read_bytes().startswith(magic)
+
+
+def test_benchmark_records_are_appended_with_what_they_were_measured_on(tmp_path):
+    from tilecc import measure
+
+    path = tmp_path / "results" / "bench.jsonl"  # the folder is made
+    measure.write_json_lines(path, [{"case": "a", "seconds": 1.0}])
+    measure.write_json_lines(path, [{"case": "b", "seconds": 2.0}, {"case": "c"}])
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["case"] for line in lines] == ["a", "b", "c"]
+    for line in lines:
+        assert line["commit"] and line["machine"] and line["date"]
