@@ -14,7 +14,7 @@ CXX_SOURCES := $(shell find include src python/bindings tests/cpp -name '*.hpp' 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.4"
+	$(PY) -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.4" "mpich>=4.2" "mpi4py>=4.0"
 	touch $@
 
 # Reinstalled whenever a source changes; the CMake build directory in build/ makes it incremental.
@@ -34,7 +34,7 @@ lint: $(VENV)/.installed
 
 build/cpp/tilecc_tests: $(VENV)/.installed $(CXX_SOURCES)
 	cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILECC_BUILD_TESTS=ON \
-	  -DTILECC_BUILD_PYTHON=OFF \
+	  -DTILECC_BUILD_PYTHON=OFF -DTILECC_MPI_PREFIX="$(abspath $(VENV))" \
 	  -DTILECC_BLAS_LIBRARY="$$($(PY) -c 'import tilecc._blas as b; print(b.default_library())')"
 	cmake --build build/cpp -j $(JOBS)
 
@@ -45,7 +45,7 @@ test-cpp: build/cpp/tilecc_tests
 # overflow, reads past a block, undefined arithmetic), unoptimised but with assertions on.
 build/asan/tilecc_tests: $(VENV)/.installed $(CXX_SOURCES)
 	cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTILECC_BUILD_TESTS=ON \
-	  -DTILECC_BUILD_PYTHON=OFF -DTILECC_SANITIZE=ON \
+	  -DTILECC_BUILD_PYTHON=OFF -DTILECC_SANITIZE=ON -DTILECC_MPI_PREFIX="$(abspath $(VENV))" \
 	  -DTILECC_BLAS_LIBRARY="$$($(PY) -c 'import tilecc._blas as b; print(b.default_library())')"
 	cmake --build build/asan -j $(JOBS)
 

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include "detail/labels.hpp"
 #include "tilecc/blas.hpp"
+#include "tilecc/distributed.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/kernels/permute.hpp"
 
@@ -413,9 +415,38 @@ void check_item(const BatchItem& item, std::span<const BatchItem> items) {
                  " in the same batch; run them one after the other.");
 }
 
+// A batch on several ranks (see contract_batch). No task waits for another: every result is
+// accumulated into its owner, atomically, so the order of the contributions to a block changes
+// only its rounding.
+BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
+                           const BatchTasks& tasks, const Executor::Body& body,
+                           const Communicator& comm) {
+  TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), {}};
+  if (items.size() == 1) pool.loop = items[0].plan().loop();
+  const bool threaded_blas = items.size() == 1 && uses_threaded_blas(items[0].plan(), executor);
+  BatchStats stats;
+  stats.run = run_across_ranks(executor, pool, body, comm, threaded_blas);
+  std::vector<BlockTensor*> outputs;
+  for (const BatchItem& item : items)
+    if (std::find(outputs.begin(), outputs.end(), item.c) == outputs.end())
+      outputs.push_back(item.c);
+  for (BlockTensor* c : outputs) c->store().complete_writes();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Schedule& schedule = *items[i].schedule;
+    const auto first = stats.run.task_seconds.begin() + tasks.first(i);
+    std::vector<double> seconds(
+        first, first + static_cast<std::ptrdiff_t>(schedule.plan().tasks().size()));
+    schedule.record_measured(seconds);
+    stats.item_task_seconds.push_back(std::move(seconds));
+    stats.item_flops.push_back(schedule.plan().executed_flops());
+  }
+  return stats;
+}
+
 }  // namespace
 
-BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine) {
+BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine,
+                          const Communicator* comm) {
   for (const BatchItem& item : items) check_item(item, items);
   blas::ensure_loaded();
   const std::vector<PlanTasks> runners(items.begin(), items.end());
@@ -429,6 +460,8 @@ BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, 
     if (tasks.ordered()) tasks.finished(t);
   };
   const Executor::Ready ready = [&](task_id_t t) { return tasks.ready(t); };
+  if (comm != nullptr && comm->size() > 1)
+    return run_distributed(items, executor, tasks, body, *comm);
   TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), tasks.stages()};
   std::optional<BatchBlocks> blocks;
   TaskBlocks blocks_view;

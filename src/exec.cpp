@@ -85,6 +85,8 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
 
 bool Executor::policy_wants_blocks() const { return policy_->wants_blocks(); }
 
+bool Executor::policy_uses_counter() const { return policy_->uses_counter(); }
+
 Executor::~Executor() {
   {
     std::lock_guard lock(mutex_);

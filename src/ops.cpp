@@ -60,10 +60,12 @@ void for_each_run(const BlockShape& s, const tile_t* tiles, F&& f) {
 void scale(BlockTensor& t, double alpha) {
   const BlockShape& s = t.shape();
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
+    if (!t.store().owns(b)) continue;
     double* x = t.block(b);
     const extent_t n = s.block_size(b);
     for (extent_t e = 0; e < n; ++e) x[e] *= alpha;
   }
+  t.store().complete_writes();
 }
 
 void add(const Operand& c_labels, BlockTensor& c, const Operand& a_labels, const BlockTensor& a,
@@ -86,8 +88,10 @@ void add(const Operand& c_labels, BlockTensor& c, const Operand& a_labels, const
   }
   const BlockShape& cs = c.shape();
   const BlockShape& as = a.shape();
-  std::vector<double> costs(static_cast<std::size_t>(cs.num_blocks()), 1.0);
-  executor.run({costs}, [&](task_id_t slot, int) {
+  // Every block on this process's workers, outside the scheduling policy: on several ranks a
+  // policy would share the blocks between them, where each rank must compute those it owns.
+  executor.for_each(cs.num_blocks(), [&](std::int64_t slot, int worker) {
+    if (!c.store().owns(slot)) return;  // its owner computes it
     double* cb = c.block(slot);
     const extent_t size = cs.block_size(slot);
     if (beta == 0.0)
@@ -107,8 +111,10 @@ void add(const Operand& c_labels, BlockTensor& c, const Operand& a_labels, const
     }
     extent_t extents[max_rank];
     block_extents(as, ref->slot, extents);
-    kernels::permute(as.rank(), extents, axes, alpha * ref->sign, a.block(ref->slot), 1.0, cb);
+    const double* ab = a.store().fetch(ref->slot, executor.workspace(worker).fetched_a);
+    kernels::permute(as.rank(), extents, axes, alpha * ref->sign, ab, 1.0, cb);
   });
+  c.store().complete_writes();
 }
 
 void symmetrize(BlockTensor& t) {
@@ -117,7 +123,8 @@ void symmetrize(BlockTensor& t) {
   std::vector<double> sum, tmp;
   extent_t extents[max_rank];
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
-    if (s.orbit_size(b) == group_order) continue;  // no non-trivial element maps it to itself
+    // Blocks no non-trivial element maps to themselves, and other ranks' blocks, stay as they are.
+    if (s.orbit_size(b) == group_order || !t.store().owns(b)) continue;
     const tile_t* c = s.block_tiles(b);
     const extent_t size = s.block_size(b);
     block_extents(s, b, extents);
@@ -135,6 +142,7 @@ void symmetrize(BlockTensor& t) {
     double* x = t.block(b);
     for (extent_t e = 0; e < size; ++e) x[e] = sum[static_cast<std::size_t>(e)] / stabiliser;
   }
+  t.store().complete_writes();
 }
 
 void fill(BlockTensor& t, double value) {
@@ -142,6 +150,7 @@ void fill(BlockTensor& t, double value) {
   const int n = s.rank();
   const auto group_order = static_cast<int>(s.group().order());
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
+    if (!t.store().owns(b)) continue;
     double* x = t.block(b);
     const extent_t size = s.block_size(b);
     // Outside diagonal blocks every stored element is the canonical one of its orbit.
@@ -175,13 +184,17 @@ void fill(BlockTensor& t, double value) {
       for (int k = n - 1; k >= 0 && ++index[k] == s.block_extent(b, k); --k) index[k] = 0;
     }
   }
+  t.store().complete_writes();
 }
 
 void fill_random(BlockTensor& t, std::uint64_t seed) {
   const BlockShape& s = t.shape();
-  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
+    if (!t.store().owns(b)) continue;
+    // A stream per block: the values do not depend on which rank owns which blocks.
+    std::seed_seq per_block{seed, static_cast<std::uint64_t>(b)};
+    std::mt19937_64 rng(per_block);
     double* x = t.block(b);
     for (extent_t e = 0; e < s.block_size(b); ++e) x[e] = uniform(rng);
   }
@@ -202,6 +215,7 @@ void divide_by_denominators(BlockTensor& t, const std::vector<int>& signs, doubl
                    " that the tensor's symmetry swaps, so the result would break that symmetry.");
   extent_t index[max_rank];
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
+    if (!t.store().owns(b)) continue;
     const tile_t* tiles = s.block_tiles(b);
     double* x = t.block(b);
     std::fill_n(index, n, extent_t{0});
@@ -219,28 +233,34 @@ void divide_by_denominators(BlockTensor& t, const std::vector<int>& signs, doubl
       for (int k = n - 1; k >= 0 && ++index[k] == s.block_extent(b, k); --k) index[k] = 0;
     }
   }
+  t.store().complete_writes();
 }
 
 void pack(const BlockTensor& t, double* out) {
   const BlockShape& s = t.shape();
-  for (slot_t b = 0; b < s.num_blocks(); ++b) out = std::copy_n(t.block(b), s.block_size(b), out);
+  ScratchBuffer fetched;
+  for (slot_t b = 0; b < s.num_blocks(); ++b)
+    out = std::copy_n(t.store().fetch(b, fetched), s.block_size(b), out);
 }
 
 void unpack(BlockTensor& t, const double* in) {
   const BlockShape& s = t.shape();
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
-    std::copy_n(in, s.block_size(b), t.block(b));
+    if (t.store().owns(b)) std::copy_n(in, s.block_size(b), t.block(b));
     in += s.block_size(b);
   }
+  t.store().complete_writes();
 }
 
 void from_dense(BlockTensor& t, const double* dense) {
   const BlockShape& s = t.shape();
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
+    if (!t.store().owns(b)) continue;
     double* x = t.block(b);
     for_each_run(s, s.block_tiles(b),
                  [&](extent_t d, extent_t o, extent_t run) { std::copy_n(dense + d, run, x + o); });
   }
+  t.store().complete_writes();
 }
 
 namespace {
@@ -282,9 +302,11 @@ void copy_retiled(const BlockTensor& src, BlockTensor& dst) {
                "differ.");
   dst.zero();
   std::vector<double> image;
+  ScratchBuffer fetched;
   extent_t lo[max_rank], hi[max_rank], stored_extents[max_rank], image_extents[max_rank];
   extent_t image_strides[max_rank], dst_strides[max_rank], dst_extents[max_rank];
   for (slot_t b = 0; b < to.num_blocks(); ++b) {
+    if (!dst.store().owns(b)) continue;
     const tile_t* d = to.block_tiles(b);
     std::vector<std::vector<tile_t>> candidates(static_cast<std::size_t>(n));
     for (int k = 0; k < n; ++k) {
@@ -312,8 +334,8 @@ void copy_retiled(const BlockTensor& src, BlockTensor& dst) {
           size *= image_extents[k];
         }
         image.resize(static_cast<std::size_t>(size));
-        kernels::permute(n, stored_extents, ref->axes, ref->sign, src.block(ref->slot), 0.0,
-                         image.data());
+        kernels::permute(n, stored_extents, ref->axes, ref->sign,
+                         src.store().fetch(ref->slot, fetched), 0.0, image.data());
         kernels::dense_strides(n, image_extents, image_strides);
         extent_t begin[max_rank], count[max_rank], from_image = 0, into_dst = 0;
         for (int k = 0; k < n; ++k) {
@@ -336,6 +358,7 @@ void copy_retiled(const BlockTensor& src, BlockTensor& dst) {
       if (k < 0) break;
     }
   }
+  dst.store().complete_writes();
 }
 
 void to_dense(const BlockTensor& t, double* dense) {
@@ -343,10 +366,12 @@ void to_dense(const BlockTensor& t, double* dense) {
   const int n = s.rank();
   std::vector<double> image;
   extent_t extents[max_rank];
+  ScratchBuffer fetched;
   for (slot_t b = 0; b < s.num_blocks(); ++b) {
     const tile_t* c = s.block_tiles(b);
     block_extents(s, b, extents);
     image.resize(static_cast<std::size_t>(s.block_size(b)));
+    const double* stored = t.store().fetch(b, fetched);
     std::set<std::vector<tile_t>> written;
     for (const SymmetryElement& g : s.group().elements()) {
       // The block whose canonical block is c through g: g.tiles = c, i.e. tiles[g[k]] = c[k].
@@ -354,7 +379,7 @@ void to_dense(const BlockTensor& t, double* dense) {
       for (int k = 0; k < n; ++k)
         tiles[static_cast<std::size_t>(g.perm[static_cast<std::size_t>(k)])] = c[k];
       if (!written.insert(tiles).second) continue;
-      kernels::permute(n, extents, inverse(g.perm), g.sign, t.block(b), 0.0, image.data());
+      kernels::permute(n, extents, inverse(g.perm), g.sign, stored, 0.0, image.data());
       for_each_run(s, tiles.data(), [&](extent_t d, extent_t o, extent_t run) {
         std::copy_n(image.data() + o, run, dense + d);
       });

@@ -19,8 +19,16 @@ std::vector<double> shares(std::span<const double> weights) {
   return out;
 }
 
-const RuntimeOptions& checked(const RuntimeOptions& options) {
+// The options checked, and given the ranks' counter when distributed.
+RuntimeOptions prepared(RuntimeOptions options, const std::shared_ptr<Communicator>& comm) {
   check_store_name(options.store);
+  if (comm != nullptr && comm->size() > 1) {
+    TILECC_CHECK(options.store == "mpi", "the '", options.store, "' store would give each of the ",
+                 comm->size(),
+                 " ranks a whole copy of every tensor; a run on several ranks "
+                 "keeps its blocks in the 'mpi' store.");
+    options.policy_options.counter = std::make_shared<GlobalCounter>(comm);
+  }
   return options;
 }
 
@@ -42,11 +50,24 @@ const Schedule& PlannedContraction::schedule() const {
   return *schedule_;
 }
 
-Runtime::Runtime(RuntimeOptions options, CostModel model)
-    : options_(checked(options)),
+Runtime::Runtime(RuntimeOptions options, CostModel model, std::shared_ptr<Communicator> comm)
+    : comm_(std::move(comm)),
+      options_(prepared(std::move(options), comm_)),
       model_(std::move(model)),
       executor_(options_.threads, options_.policy, options_.policy_options, options_.slow) {
   executor_.set_tracing(options_.trace);
+}
+
+void Runtime::set_cost_model(CostModel model) {
+  if (comm_ != nullptr && comm_->size() > 1) {
+    std::vector<double> values(model.gemm.begin(), model.gemm.end());
+    values.insert(values.end(), model.permute.begin(), model.permute.end());
+    comm_->broadcast(values);
+    std::copy_n(values.begin(), model.gemm.size(), model.gemm.begin());
+    std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(model.gemm.size()),
+                model.permute.size(), model.permute.begin());
+  }
+  model_ = std::move(model);
 }
 
 PlanLayout Runtime::layout() const {
@@ -73,7 +94,9 @@ std::vector<PlannedContraction*> Runtime::build_pending() {
   for (const PlannedContraction* p : pending_) requests.push_back({p->c_, p->a_, p->b_});
   BuiltPlans built;
   try {
-    built = build_plans(std::move(requests), layout(), model_, options_.threads, executor_);
+    // Distributed, a plan is cut for every rank's workers: its tasks are shared among them all.
+    const int workers = options_.threads * (comm_ != nullptr ? comm_->size() : 1);
+    built = build_plans(std::move(requests), layout(), model_, workers, executor_);
   } catch (...) {
     drop_pending();
     throw;
@@ -118,7 +141,7 @@ BatchRun Runtime::run(std::span<const Contraction> items) {
     schedule.correct(corrector_.correction());
     batch.push_back({&schedule, item.alpha, item.a, item.b, item.c});
   }
-  BatchStats stats = contract_batch(batch, executor_, options_.refine);
+  BatchStats stats = contract_batch(batch, executor_, options_.refine, comm_.get());
   BatchRun out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Schedule& schedule = *batch[i].schedule;

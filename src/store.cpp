@@ -9,6 +9,7 @@
 #include "detail/checked.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/mappings.hpp"
+#include "tilecc/mpi_store.hpp"
 
 namespace tilecc {
 namespace {
@@ -141,11 +142,17 @@ namespace {
 std::map<std::string, StoreFactory>& registry() {
   static std::map<std::string, StoreFactory> stores = [] {
     std::map<std::string, StoreFactory> built;
-    built["memory"] = [](const BlockShape& s, const std::shared_ptr<MappingCache>& m) {
-      return std::make_unique<MemoryStore>(s, m);
+    built["memory"] = [](const BlockShape& s, const StoreResources& r) {
+      return std::make_unique<MemoryStore>(s, r);
     };
-    built["copy"] = [](const BlockShape& s, const std::shared_ptr<MappingCache>& m) {
-      return std::make_unique<CopyStore>(s, m);
+    built["copy"] = [](const BlockShape& s, const StoreResources& r) {
+      return std::make_unique<CopyStore>(s, r);
+    };
+    built["mpi"] = [](const BlockShape& s, const StoreResources& r) {
+      TILECC_CHECK(r.comm != nullptr,
+                   "the 'mpi' block store spreads blocks over the ranks of a distributed "
+                   "runtime; launch tilecc with mpiexec, or choose the 'memory' store.");
+      return std::make_unique<MpiStore>(s, r.comm);
     };
     return built;
   }();
@@ -164,7 +171,7 @@ void register_store(const std::string& name, StoreFactory factory) {
 }
 
 std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape,
-                                       const std::shared_ptr<MappingCache>& mappings) {
+                                       const StoreResources& resources) {
   StoreFactory factory;
   {
     std::lock_guard lock(registry_mutex);
@@ -172,7 +179,7 @@ std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape
     if (found != registry().end()) factory = found->second;
   }
   if (!factory) check_store_name(name);
-  return factory(shape, mappings);
+  return factory(shape, resources);
 }
 
 void check_store_name(const std::string& name) {

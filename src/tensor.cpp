@@ -6,16 +6,16 @@
 
 namespace tilecc {
 
-BlockTensor::BlockTensor(ShapePtr shape, const std::string& store,
-                         const std::shared_ptr<MappingCache>& mappings)
+BlockTensor::BlockTensor(ShapePtr shape, const std::string& store, const StoreResources& resources)
     : shape_(std::move(shape)) {
   TILECC_CHECK(shape_ != nullptr, "a tensor needs a shape.");
-  store_ = make_store(store, *shape_, mappings);
+  store_ = make_store(store, *shape_, resources);
 }
 
 void BlockTensor::zero() {
   for (slot_t s = 0; s < shape_->num_blocks(); ++s)
-    std::fill_n(block(s), shape_->block_size(s), 0.0);
+    if (store_->owns(s)) std::fill_n(block(s), shape_->block_size(s), 0.0);
+  store_->complete_writes();
 }
 
 }  // namespace tilecc

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "tilecc/distributed.hpp"
 #include "tilecc/error.hpp"
 
 namespace tilecc {
@@ -21,7 +22,8 @@ std::vector<std::pair<extent_t, extent_t>> pairs_for(const kernels::TriplesKerne
 
 }  // namespace
 
-double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor& executor) {
+double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor& executor,
+                     const Communicator* comm) {
   const extent_t no = kernel.occupied();
   TILECC_CHECK(i >= 0 && i < no, "(T): the first occupied index must lie in [0, ", no, "), got ", i,
                ".");
@@ -29,15 +31,20 @@ double triples_for_i(const kernels::TriplesKernel& kernel, extent_t i, Executor&
   std::vector<double> costs;
   for (const auto& [j, k] : pairs) costs.push_back(static_cast<double>(kernel.elements(i, j, k)));
   std::vector<double> partial(static_cast<std::size_t>(executor.threads()), 0.0);
-  executor.run({costs}, [&](task_id_t t, int worker) {
+  const Executor::Body body = [&](task_id_t t, int worker) {
     const auto [j, k] = pairs[static_cast<std::size_t>(t)];
     const double weight = (i == j && j == k) ? 1.0 : (i == j || j == k) ? 3.0 : 6.0;
     double* scratch = executor.workspace(worker).a.get(kernel.scratch_doubles());
     partial[static_cast<std::size_t>(worker)] += weight * kernel.energy(i, j, k, scratch);
-  });
+  };
+  const bool distributed = comm != nullptr && comm->size() > 1;
+  if (distributed)
+    run_across_ranks(executor, {costs}, body, *comm);
+  else
+    executor.run({costs}, body);
   double sum = 0.0;
   for (const double p : partial) sum += p;
-  return sum;
+  return distributed ? comm->sum(sum) : sum;
 }
 
 double triples_flops(const kernels::TriplesKernel& kernel) {

@@ -3,6 +3,7 @@
 #include <span>
 #include <vector>
 
+#include "tilecc/comm.hpp"
 #include "tilecc/exec.hpp"
 #include "tilecc/plan.hpp"
 #include "tilecc/schedule.hpp"
@@ -59,9 +60,18 @@ struct BatchStats {
  * what another writes; items may accumulate into the same output. Tasks of different items that
  * write the same output block are run by one worker, in item order, so C receives exactly the
  * sums (and in the order) of running the items one after another. Each schedule keeps its
- * measured task times as contract() does. With one item, this is contract(), TCE loop included.
+ * measured task times as contract() does.
+ *
+ * With a communicator of several ranks (every rank calls it with the same batch; the tensors'
+ * stores are distributed ones, which accumulate every result): a policy that uses a counter
+ * (SchedulePolicy::uses_counter, with the ranks' GlobalCounter in its options) splits the tasks
+ * between the ranks as it goes; any other policy runs this rank's share, Longest Processing Time
+ * over the ranks on the same costs everywhere. The measured task times of all ranks are summed,
+ * so every rank keeps the same ones, and every output's writes are complete when it returns. With
+ * one item, this is contract(), TCE loop included.
  */
-BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine = true);
+BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine = true,
+                          const Communicator* comm = nullptr);
 
 /** Whether `plan` runs on `executor` one task at a time with a threaded BLAS rather than one task
  *  per worker (see PolicyOptions::blas_parallel_task_flops); such a plan runs in no batch. */

@@ -77,6 +77,8 @@ class Executor {
   const PolicyOptions& policy_options() const { return options_; }
   /** Whether the policy schedules by the blocks tasks read and write (TaskPool::blocks). */
   bool policy_wants_blocks() const;
+  /** Whether the policy hands tasks out through a counter (SchedulePolicy::uses_counter). */
+  bool policy_uses_counter() const;
   const SlowWorker& slow_worker() const { return slow_; }
   Workspace& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
   /** The phase clock of `worker`: a task body calls enter() when its work changes kind. */

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tilecc/comm.hpp"
 #include "tilecc/contract.hpp"
 #include "tilecc/correction.hpp"
 #include "tilecc/cost.hpp"
@@ -120,23 +121,32 @@ class RuntimeObserver {
  */
 class Runtime {
  public:
-  /** Refuses invalid options (threads, policy, quantum, group size, store) with one sentence. */
-  Runtime(RuntimeOptions options, CostModel model);
+  /** Refuses invalid options (threads, policy, quantum, group size, store) with one sentence.
+   *  With a communicator of several ranks (every rank makes its runtime, collectively) the
+   *  runtime is distributed: its tensors live in the `mpi` store, its policies take tasks
+   *  through the ranks' GlobalCounter or run each rank's share, and its plans are cut for every
+   *  rank's workers. */
+  Runtime(RuntimeOptions options, CostModel model, std::shared_ptr<Communicator> comm = nullptr);
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
   const RuntimeOptions& options() const { return options_; }
   Executor& executor() { return executor_; }
   const CostModel& cost_model() const { return model_; }
-  /** The model the next plans are built with (plans built before keep their predictions). */
-  void set_cost_model(CostModel model) { model_ = std::move(model); }
+  /** The model the next plans are built with (plans built before keep their predictions).
+   *  Distributed, rank 0's model is every rank's (collective): plans must be the same everywhere.
+   */
+  void set_cost_model(CostModel model);
+  /** The ranks, or null for a runtime of one process. */
+  const Communicator* communicator() const { return comm_.get(); }
+  bool distributed() const { return comm_ != nullptr && comm_->size() > 1; }
   const ModelCorrector& corrector() const { return corrector_; }
   /** The cache of freed tensor mappings its tensors' stores share (see mappings.hpp). */
   const std::shared_ptr<MappingCache>& mappings() const { return mappings_; }
   /** A zeroed tensor of this runtime: its blocks in the runtime's store kind, its large storage
-   *  through the runtime's mapping cache. */
+   *  through the runtime's mapping cache (collective when distributed). */
   BlockTensor make_tensor(ShapePtr shape) const {
-    return BlockTensor(std::move(shape), options_.store, mappings_);
+    return BlockTensor(std::move(shape), options_.store, {mappings_, comm_});
   }
   const RuntimeStats& stats() const { return stats_; }
   /** The layout its plans are built in: NWChem TCE's under policy `tce`, else the inspector's. */
@@ -169,6 +179,7 @@ class Runtime {
  private:
   using Key = std::tuple<const BlockShape*, LabelList, const BlockShape*, LabelList,
                          const BlockShape*, LabelList>;
+  std::shared_ptr<Communicator> comm_;
   RuntimeOptions options_;
   CostModel model_;
   Executor executor_;

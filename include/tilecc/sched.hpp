@@ -52,6 +52,18 @@ struct TaskPool {
   const TaskBlocks* blocks = nullptr;
 };
 
+/** A counter tasks are handed out through (NWChem's NXTVAL). A policy that hands out tasks
+ *  through a counter (uses_counter()) takes from PolicyOptions::counter when one is given: a
+ *  GlobalCounter (comm.hpp) shared by every rank, which then split the tasks between them. */
+class TaskCounter {
+ public:
+  virtual ~TaskCounter() = default;
+  /** Adds n and returns the value before; thread-safe. */
+  virtual task_id_t fetch_add(task_id_t n) = 0;
+  /** Back to 0 before a run; every party to the counter calls it. */
+  virtual void reset() = 0;
+};
+
 /** Options every policy accepts; each uses the ones that concern it. */
 struct PolicyOptions {
   int quantum = 1;  ///< tasks taken per counter fetch (NWChem's NXTVAL chunk); for `buckets`, the
@@ -62,6 +74,8 @@ struct PolicyOptions {
   /// threads (sharing packed panels) beat workers running separate GEMMs that contend for the
   /// shared cache. 0 disables it.
   double blas_parallel_task_flops = 2e9;
+  /// The counter of every rank, for a distributed run (null: the policy's own, in this process).
+  std::shared_ptr<TaskCounter> counter;
 };
 
 /** The interface a scheduling policy implements. */
@@ -75,6 +89,10 @@ class SchedulePolicy {
   virtual std::span<const task_id_t> next(int worker) = 0;
   /** Operations on shared scheduling state in the last run: counter fetches, steal attempts. */
   virtual std::int64_t shared_calls() const { return 0; }
+  /** Whether the policy hands tasks out through a counter, so that with a counter shared by the
+   *  ranks (PolicyOptions::counter) it splits a run between them itself; other policies are given
+   *  each rank's share of the tasks beforehand. */
+  virtual bool uses_counter() const { return false; }
   /** Whether start() needs the pool's TaskBlocks (listing them costs a pass over every task's
    *  products, so a pool carries them only for a policy that reads them). */
   virtual bool wants_blocks() const { return false; }

@@ -50,6 +50,15 @@ class TransferCounter {
   std::array<Shard, shards> shards_{};
 };
 
+class Communicator;
+
+/** What a runtime gives the stores of its tensors: its cache of freed mappings and, for a
+ *  distributed runtime, its communicator (either may be null). */
+struct StoreResources {
+  std::shared_ptr<MappingCache> mappings;
+  std::shared_ptr<Communicator> comm;
+};
+
 /**
  * Where blocks live, behind one protocol, so that a task never assumes a block is a pointer in
  * this process's memory:
@@ -62,8 +71,9 @@ class TransferCounter {
  *  - prefetch(): a hint that blocks will be fetched soon, so that a store can start moving them.
  *
  * Every transfer is counted (transfers()). Blocks are dense row-major arrays with the extents of
- * their tiles. Element-wise operations (scale, add, packing, dense conversion) work on resident
- * blocks (block()), which the memory-backed stores have.
+ * their tiles. Element-wise operations (scale, add, packing) work on the resident blocks this
+ * process owns (owns(), block()): all of them for the stores in this process's memory, this
+ * rank's for a distributed one; writes reach every reader after complete_writes().
  *
  * @code
  *   auto store = make_store("memory", shape);
@@ -84,8 +94,16 @@ class BlockStore {
   virtual void prefetch(std::span<const slot_t> slots) const { (void)slots; }
   /** Whether fetch() returns views (a task then need not time it as a transfer). */
   virtual bool zero_copy() const = 0;
+  /** Whether this process holds the block (and so computes it in element-wise operations). */
+  virtual bool owns(slot_t slot) const {
+    (void)slot;
+    return true;
+  }
+  /** Every write and accumulate made so far, by any process, is visible to every reader once all
+   *  of the tensor's processes have called this (collective for a distributed store). */
+  virtual void complete_writes() {}
 
-  /** The resident block, for element-wise operations. */
+  /** A resident block this process owns, for element-wise operations. */
   virtual double* block(slot_t slot) = 0;
   virtual const double* block(slot_t slot) const = 0;
 
@@ -119,6 +137,8 @@ class MemoryStore : public BlockStore {
    *  cache, kept alive by the store) and given back to it when the store is freed, or mapped and
    *  unmapped directly without one. */
   explicit MemoryStore(const BlockShape& shape, std::shared_ptr<MappingCache> mappings = nullptr);
+  MemoryStore(const BlockShape& shape, const StoreResources& resources)
+      : MemoryStore(shape, resources.mappings) {}
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
   double* writable(slot_t slot) override;
   void accumulate(slot_t slot, const double* values) override;
@@ -159,16 +179,15 @@ class CopyStore final : public MemoryStore {
   const char* kind() const override { return "copy"; }
 };
 
-/** Makes a store for a shape, with the runtime's mapping cache (may be null); registered by name.
- */
-using StoreFactory = std::function<std::unique_ptr<BlockStore>(
-    const BlockShape&, const std::shared_ptr<MappingCache>& mappings)>;
+/** Makes a store for a shape with a runtime's resources; registered by name. */
+using StoreFactory =
+    std::function<std::unique_ptr<BlockStore>(const BlockShape&, const StoreResources&)>;
 
 /** Register a store by name; a name registered twice is an error. */
 void register_store(const std::string& name, StoreFactory factory);
 /** A new store of the named kind; an unknown name is an error listing the registered ones. */
 std::unique_ptr<BlockStore> make_store(const std::string& name, const BlockShape& shape,
-                                       const std::shared_ptr<MappingCache>& mappings = nullptr);
+                                       const StoreResources& resources = {});
 /** Registered store names, sorted. */
 std::vector<std::string> store_names();
 /** Refuses a name no store is registered under, with one sentence listing those that are. */

@@ -21,10 +21,10 @@ namespace tilecc {
  */
 class BlockTensor {
  public:
-  /** A zeroed tensor whose blocks live in the named store (see make_store), its large storage
-   *  mapped through `mappings` (a runtime's cache) when given. */
+  /** A zeroed tensor whose blocks live in the named store (see make_store), with a runtime's
+   *  resources (its mapping cache, its communicator) when given. */
   explicit BlockTensor(ShapePtr shape, const std::string& store = "memory",
-                       const std::shared_ptr<MappingCache>& mappings = nullptr);
+                       const StoreResources& resources = {});
 
   const BlockShape& shape() const { return *shape_; }
   const ShapePtr& shape_ptr() const { return shape_; }

@@ -1,5 +1,7 @@
 // The runtime object (include/tilecc/runtime.hpp): plan cache, schedules, batches run and learned
 // from, statistics; and the typed records of a run.
+#include <nanobind/stl/shared_ptr.h>
+
 #include <numeric>
 
 #include "bindings.hpp"
@@ -82,11 +84,28 @@ void bind_engine(nb::module_& m) {
       .def_prop_ro("built_by", &PlannedContraction::built_by)
       .def_prop_ro("uses", &PlannedContraction::uses);
 
+  nb::class_<Communicator>(m, "Communicator")
+      .def(
+          "__init__",
+          [](Communicator* self, int ranks_per_node) {
+            new (self) Communicator(MPI_COMM_WORLD, ranks_per_node);
+          },
+          nb::arg("ranks_per_node") = 0,
+          "MPI_COMM_WORLD's ranks (MPI initialised by mpi4py), with real nodes, or virtual ones "
+          "of ranks_per_node ranks. Collective; a process makes one.")
+      .def_prop_ro("rank", &Communicator::rank)
+      .def_prop_ro("size", &Communicator::size)
+      .def_prop_ro("nodes", &Communicator::nodes)
+      .def("node_of", &Communicator::node_of, nb::arg("rank"))
+      .def("barrier", &Communicator::barrier)
+      .def("sum", [](const Communicator& c, double x) { return c.sum(x); }, nb::arg("value"));
+
   nb::class_<Runtime>(m, "Runtime")
       .def(
           "__init__",
           [](Runtime* self, int threads, const std::string& policy, const PolicyOptions& options,
-             bool refine, bool trace, const std::string& store, const std::string& slow_worker) {
+             bool refine, bool trace, const std::string& store, const std::string& slow_worker,
+             std::shared_ptr<Communicator> comm) {
             RuntimeOptions o;
             o.threads = threads;
             o.policy = policy;
@@ -95,10 +114,15 @@ void bind_engine(nb::module_& m) {
             o.trace = trace;
             o.store = store;
             o.slow = SlowWorker::parse(slow_worker);
-            new (self) Runtime(std::move(o), CostModel{});
+            new (self) Runtime(std::move(o), CostModel{}, std::move(comm));
           },
           nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("refine"),
-          nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"))
+          nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"), nb::arg("comm") = nullptr)
+      .def_prop_ro("distributed", &Runtime::distributed)
+      .def(
+          "tensor",
+          [](const Runtime& r, ShapePtr shape) { return r.make_tensor(std::move(shape)); },
+          nb::arg("shape"), "A zeroed tensor of this runtime (collective when distributed).")
       .def_prop_ro("executor", &Runtime::executor, nb::rv_policy::reference_internal)
       .def_prop_ro("store", [](const Runtime& r) { return r.options().store; })
       .def_prop_ro("mappings", &Runtime::mappings,

@@ -92,8 +92,17 @@ void bind_tensor(nb::module_& m) {
 
   m.def("store_names", &store_names);
   nb::class_<BlockTensor>(m, "BlockTensor")
-      .def(nb::init<ShapePtr, const std::string&, const std::shared_ptr<MappingCache>&>(),
-           nb::arg("shape"), nb::arg("store") = "memory", nb::arg("mappings") = nullptr)
+      .def(
+          "__init__",
+          [](BlockTensor* self, ShapePtr shape, const std::string& store) {
+            new (self) BlockTensor(std::move(shape), store);
+          },
+          nb::arg("shape"), nb::arg("store") = "memory",
+          "A zeroed tensor outside any runtime (Runtime.tensor makes a runtime's).")
+      .def(
+          "owns", [](const BlockTensor& t, slot_t s) { return t.store().owns(s); }, nb::arg("slot"),
+          "Whether this rank holds the block (and computes it).")
+      .def("complete_writes", [](BlockTensor& t) { t.store().complete_writes(); })
       .def_prop_ro("store_kind", [](const BlockTensor& t) { return std::string(t.store().kind()); })
       .def("transfers",
            [](const BlockTensor& t) {

@@ -5,6 +5,7 @@
 #include "tilecc/blas.hpp"
 #include "tilecc/kernels/closed_shell_triples.hpp"
 #include "tilecc/kernels/spin_orbital_triples.hpp"
+#include "tilecc/runtime.hpp"
 
 namespace nb = nanobind;
 
@@ -18,13 +19,14 @@ void bind_triples(nb::module_& m) {
                    "Flops the kernel's GEMMs execute over every triple the step runs.")
       .def(
           "energy_for_i",
-          [](const kernels::TriplesKernel& kernel, extent_t i, Executor& ex) {
+          [](const kernels::TriplesKernel& kernel, extent_t i, Runtime& runtime) {
             nb::gil_scoped_release release;
             blas::ensure_loaded();
-            return triples_for_i(kernel, i, ex);
+            return triples_for_i(kernel, i, runtime.executor(), runtime.communicator());
           },
-          nb::arg("i"), nb::arg("executor"),
-          "Sum of the kernel's summand over the triples (i, j, k), all j and k.");
+          nb::arg("i"), nb::arg("runtime"),
+          "Sum of the kernel's summand over the triples (i, j, k), all j and k, on the runtime's "
+          "workers (and ranks).");
 
   nb::class_<kernels::ClosedShellTriples, kernels::TriplesKernel>(m, "ClosedShellTriples")
       .def(

@@ -15,7 +15,12 @@ A quick look::
 
 import contextlib
 
-from tilecc import _blas, _core, measure  # noqa: F401  (tilecc.measure is public)
+from tilecc import (  # noqa: F401  (tilecc.measure is public)
+    _blas,
+    _core,
+    _environment,
+    measure,
+)
 from tilecc.cc import CCD, CCSD, CCSD_T, DRCCD
 from tilecc.context import Context, default_context
 from tilecc.expr import Labelled, Sum, Term, plan_for

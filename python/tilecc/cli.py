@@ -46,16 +46,7 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from tilecc.mpi import world
     from tilecc.run import NotConvergedError, ResultsNotWrittenError, RunOptions, run
-
-    if world().size > 1:
-        # Until the distributed engine lands, several ranks would each run the whole job and
-        # write the same files: refused, once, by rank 0.
-        raise ValueError(
-            f"tilecc run was launched on {world().size} MPI ranks, but this version runs a job "
-            f"on one process only; run it without mpiexec (threads: --threads)."
-        )
 
     opts = RunOptions(
         molecule=args.molecule,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from tilecc import _blas, _core, wisdom
+from tilecc import _blas, _core, mpi, wisdom
 from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
 from tilecc.options import MAX_THREADS, RuntimeOptions
 from tilecc.trace import (
@@ -115,7 +115,8 @@ class Context:
     refine: bool = True
     trace: bool = False
     #: Where the blocks of this context's tensors live: a registered block store ("memory", the
-    #: zero-copy default; "copy", which copies every block a task reads or writes).
+    #: zero-copy default; "copy", which copies every block a task reads or writes; "mpi", blocks
+    #: spread over MPI ranks, which the default becomes when launched on several).
     store: str = "memory"
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
@@ -200,6 +201,10 @@ class Context:
                 f"blas_parallel_task_flops must be >= 0, got {self.blas_parallel_task_flops!r}."
             )
         options.blas_parallel_task_flops = float(self.blas_parallel_task_flops)
+        comm = mpi.communicator()
+        if comm is not None and self.store == "memory":
+            # On several ranks, the default store spreads the blocks over them.
+            self.store = "mpi"
         # The engine (include/tilecc/runtime.hpp): executor, plan cache and schedules, the
         # correction learned from every run, statistics. Python keeps the deferred queue and the
         # per-contraction records and trace that reports show.
@@ -211,6 +216,7 @@ class Context:
             self.trace,
             self.store,
             os.environ.get("TILECC_SLOW_WORKER", ""),
+            comm,
         )
         self._model_given = False
         self._records: dict[int, ContractionRecord] = {}  # by PlannedContraction.id

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from typing import Any
 
 #: What launchers set for the number of ranks: MPICH's Hydra and Slurm (PMI), PMIx, Open MPI.
 _SIZE_VARIABLES = ("PMI_SIZE", "PMIX_SIZE", "OMPI_COMM_WORLD_SIZE")
@@ -90,3 +91,29 @@ def ranks_per_node_setting() -> int | None:
             f"got {text!r}; unset it to use the machine's real nodes."
         )
     return value
+
+
+@functools.cache
+def communicator() -> Any:
+    """The core's communicator over every rank (with the nodes ``world()`` describes), made once
+    per process and shared by its runtimes; None when this process is alone."""
+    w = world()
+    if w.size <= 1:
+        return None
+    from tilecc import _core
+
+    return _core.Communicator(w.ranks_per_node if w.virtual_nodes else 0)
+
+
+def share_mean_field(mf: Any) -> None:
+    """Rank 0's SCF solution (orbitals, their energies and occupations, the energy) on every
+    rank: SCFs run on several ranks may end in orbitals that differ in phase or, where they are
+    degenerate, in rotation, and the ranks' blocks must all come from the same ones."""
+    if world().size <= 1:
+        return
+    from mpi4py import MPI
+
+    names = ("mo_coeff", "mo_energy", "mo_occ", "e_tot")
+    shared = MPI.COMM_WORLD.bcast({name: getattr(mf, name) for name in names}, root=0)
+    for name, value in shared.items():
+        setattr(mf, name, value)

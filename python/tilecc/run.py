@@ -271,6 +271,7 @@ def run(
     from tilecc.host import molecule as host
     from tilecc.host.pyscf import chemical_core
     from tilecc.host.scf import SCFReport, mean_field, run_scf
+    from tilecc.mpi import world
 
     validate(opts)
     timings: dict[str, float] = {}
@@ -305,7 +306,8 @@ def run(
             highlight=False,
         )
         restart = False
-    if opts.checkpoint is not None:
+    leader = world().leader  # on several ranks, rank 0 alone writes files
+    if opts.checkpoint is not None and leader:
         # Refused now rather than after the SCF when another running job writes this checkpoint
         # (the solver holds the lock while it iterates).
         with exclusive_lock(opts.checkpoint, "checkpoint", wait=False):
@@ -478,7 +480,7 @@ def run(
     )
     console.print(table)
     console.print(decomposition_table(cc.context))
-    if opts.trace is not None:
+    if opts.trace is not None and leader:
         try:
             cc.context.write_trace(opts.trace)
             console.print(
@@ -491,7 +493,7 @@ def run(
                 f"({escape(exc.strerror or str(exc))}); the results are kept.[/red]",
                 highlight=False,
             )
-    if opts.json is not None:
+    if opts.json is not None and leader:
         keep_results(opts.json, results, console)
     if cc.converged:
         for line in final_lines(opts.method, reference, float(mf.e_tot), cc.e_corr, cc.e_t):

@@ -64,8 +64,7 @@ class Tensor:
         self.spaces = spaces
         self.symmetry = generators
         self._shape_id, self._shape = self.context.shape(spaces, generators, sides, int(irrep))
-        runtime = self.context.runtime
-        self._core = _core.BlockTensor(self._shape, runtime.store, runtime.mappings)
+        self._core = self.context.runtime.tensor(self._shape)
         self._elements: list[tuple[tuple[int, ...], int]] | None = None
 
     @classmethod
@@ -282,11 +281,14 @@ class Tensor:
     def from_blocks_(self, block: Callable[[tuple[slice, ...]], np.ndarray]) -> None:
         """Fill every stored (canonical) block with ``block(ranges)``, where ``ranges`` holds
         each index's slice of sorted orbitals: a way to load a tensor too large to exist as one
-        dense array. Symmetric images are implied, as with :meth:`from_dense_`."""
+        dense array. Symmetric images are implied, as with :meth:`from_dense_`. On several ranks,
+        each computes only the blocks it owns (every rank calls this)."""
         self.context.settle(self)
         tiles = [space.tiles for space in self.spaces]
         shape = self._core.shape
         for slot in range(shape.num_blocks):
+            if not self._core.owns(slot):
+                continue  # another rank's block: its owner computes it
             ranges = tuple(
                 slice(offset, offset + extent)
                 for offset, extent in (tiles[k][t] for k, t in enumerate(shape.block_tiles(slot)))
@@ -299,6 +301,7 @@ class Tensor:
                     f"not {view.shape}; return one value per element of the ranges."
                 )
             view[...] = values
+        self._core.complete_writes()
 
     def norm(self) -> float:
         """The Frobenius norm of the dense tensor (symmetric images included); NaN when an

@@ -13,6 +13,7 @@ namespace {
 
 class TcePolicy final : public SchedulePolicy {
  public:
+  explicit TcePolicy(std::shared_ptr<TaskCounter> shared) : next_(std::move(shared)) {}
   void start(const TaskPool& pool, int /*workers*/) override {
     loop_ = pool.loop;
     if (loop_.empty()) {  // no loop recorded: every task is one non-null tuple, in plan order
@@ -20,32 +21,32 @@ class TcePolicy final : public SchedulePolicy {
       std::iota(identity_.begin(), identity_.end(), task_id_t{0});
       loop_ = identity_;
     }
-    next_.store(0);
+    next_.reset();
   }
 
   std::span<const task_id_t> next(int /*worker*/) override {
     const auto size = static_cast<task_id_t>(loop_.size());
     for (;;) {
-      const task_id_t n = next_.fetch_add(1, std::memory_order_relaxed);
+      const task_id_t n = next_.take(1);
       if (n >= size) return {};
       if (loop_[static_cast<std::size_t>(n)] >= 0)
         return loop_.subspan(static_cast<std::size_t>(n), 1);
     }
   }
 
-  /** Every fetch takes one number: the counter counts the fetches. */
-  std::int64_t shared_calls() const override { return next_.load(); }
+  std::int64_t shared_calls() const override { return next_.fetches(1); }
+  bool uses_counter() const override { return true; }
 
  private:
   std::span<const task_id_t> loop_;
   std::vector<task_id_t> identity_;
-  alignas(64) std::atomic<task_id_t> next_{0};
+  Tickets next_;
 };
 
 }  // namespace
 
-std::unique_ptr<SchedulePolicy> make_tce(const PolicyOptions& /*options*/) {
-  return std::make_unique<TcePolicy>();
+std::unique_ptr<SchedulePolicy> make_tce(const PolicyOptions& options) {
+  return std::make_unique<TcePolicy>(options.counter);
 }
 
 }  // namespace tilecc::policies

@@ -1,10 +1,11 @@
 """MPI as a dependency that installs itself: the environment's own mpiexec launches tilecc, which
-reports its ranks and (virtual) nodes, prints on rank 0 only, and refuses a bad
-TILECC_RANKS_PER_NODE, and a run on several ranks (not distributed yet) with one sentence and
-nothing written."""
+reports its ranks and (virtual) nodes, prints on rank 0 only, refuses a bad
+TILECC_RANKS_PER_NODE, and runs CC jobs distributed: every reference, policy, rank count and
+tile size gives the one-process energies, and checkpoints do not depend on the rank count."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -51,10 +52,83 @@ def test_bad_ranks_per_node_is_one_sentence():
     assert "must be a positive whole number" in " ".join(run.stdout.split())
 
 
-def test_a_run_on_several_ranks_is_refused_and_writes_nothing(tmp_path):
-    results = tmp_path / "r.json"
-    run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", "--json", str(results))
-    text = " ".join(run.stdout.split())
-    assert run.returncode != 0
-    assert text.count("launched on 2 MPI ranks") == 1 and "Traceback" not in text
-    assert not results.exists()
+def run_json(tmp_path: Path, name: str, ranks: int, *args: str, **env: str) -> dict:
+    """A tilecc run on `ranks` ranks (1: no mpiexec); its JSON results."""
+    results = tmp_path / f"{name}.json"
+    command = ["run", str(WATER), "--basis", "6-31g", "--json", str(results), "--threads", "1"]
+    if ranks == 1:
+        proc = subprocess.run(
+            [str(BIN / "tilecc"), *command, *args], capture_output=True, text=True, timeout=300
+        )
+    else:
+        proc = mpiexec(ranks, *command, *args, **env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    text = " ".join(proc.stdout.split())
+    assert text.count("normal termination") == 1  # rank 0 alone prints
+    return json.loads(results.read_text())
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory):
+    """The reference jobs, on one process."""
+    where = tmp_path_factory.mktemp("one")
+    return {
+        ("rhf", "ccsd(t)"): run_json(where, "rhf", 1, "--method", "ccsd(t)"),
+        ("uhf", "ccsd(t)"): run_json(
+            where, "uhf", 1, "--method", "ccsd(t)", "--charge", "1", "--spin", "1"
+        ),
+        ("rohf", "ccsd(t)"): run_json(
+            where,
+            "rohf",
+            1,
+            *("--method", "ccsd(t)", "--charge", "1", "--spin", "1", "--reference", "rohf"),
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    ("reference", "ranks", "per_node", "policy", "tile"),
+    [
+        ("rhf", 2, "", "counter", "4"),
+        ("rhf", 4, "2", "static-lpt", "16"),
+        ("rhf", 3, "", "tce", "4"),
+        ("uhf", 2, "", "steal", "4"),
+        ("rohf", 4, "2", "buckets", "16"),
+    ],
+)
+def test_distributed_runs_give_the_one_process_energies(
+    tmp_path, one_process, reference, ranks, per_node, policy, tile
+):
+    # Blocks spread over the ranks (virtual nodes of 2 where given), tasks shared by the policy:
+    # the energies are the one-process job's, written once.
+    extra = ["--charge", "1", "--spin", "1"] if reference != "rhf" else []
+    if reference == "rohf":
+        extra += ["--reference", "rohf"]
+    many = run_json(
+        tmp_path,
+        "many",
+        ranks,
+        *("--method", "ccsd(t)", "--policy", policy, "--tile", tile, *extra),
+        TILECC_RANKS_PER_NODE=per_node,
+    )
+    one = one_process[(reference, "ccsd(t)")]
+    assert many["e_tot"] == pytest.approx(one["e_tot"], abs=1e-10)
+    assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
+
+
+def test_a_checkpoint_written_on_some_ranks_restarts_on_others(tmp_path, one_process):
+    checkpoint = tmp_path / "ccsd.h5"
+    common = ("--method", "ccsd(t)", "--checkpoint", str(checkpoint))
+    # Stopped after 4 iterations on 3 ranks (not converged: exit 3), continued on 2.
+    results = tmp_path / "partial.json"
+    proc = mpiexec(
+        3,
+        "run",
+        str(WATER),
+        *("--basis", "6-31g", "--json", str(results), "--threads", "1", "--max-iter", "4"),
+        *common,
+    )
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert checkpoint.exists()
+    continued = run_json(tmp_path, "continued", 2, *common, "--restart")
+    assert continued["e_tot"] == pytest.approx(one_process[("rhf", "ccsd(t)")]["e_tot"], abs=1e-9)

@@ -134,11 +134,21 @@ class Restored:
     converged: bool
 
 
-def save(path: Path, ident: dict[str, Any], state: State) -> None:
+def save(path: Path, ident: dict[str, Any], state: State, *, write: bool = True) -> None:
     """Write to a temporary file beside ``path`` and rename it over: a reader (or a restart after
-    a kill at any moment) sees the previous checkpoint or this one, never a partial file."""
+    a kill at any moment) sees the previous checkpoint or this one, never a partial file. On
+    several ranks every rank calls it (gathering the amplitudes takes them all) and only the one
+    given ``write`` writes."""
     import h5py
 
+    segments = []
+    for tensor in state.amplitudes:
+        by_segment = tensor.retiled(None)
+        segments.append(
+            (by_segment.to_vector(), _block_tuples(by_segment), _block_extents(by_segment))
+        )
+    if not write:
+        return
     with replaced_atomically(path, "w+b") as f, h5py.File(f, "w") as h5:
         h5.attrs["format"] = FORMAT
         h5.attrs["identity"] = json.dumps(ident)
@@ -150,12 +160,11 @@ def save(path: Path, ident: dict[str, Any], state: State) -> None:
         for name in ("mo_coeff", "mo_occ", "mo_energy"):
             _write(scf, name, getattr(state.scf, name))
         amplitudes = h5.create_group("amplitudes")
-        for n, tensor in enumerate(state.amplitudes):
-            by_segment = tensor.retiled(None)
+        for n, (values, blocks, extents) in enumerate(segments):
             group = amplitudes.create_group(str(n))
-            _write(group, "values", by_segment.to_vector())
-            _write(group, "blocks", _block_tuples(by_segment))
-            _write(group, "extents", _block_extents(by_segment))
+            _write(group, "values", values)
+            _write(group, "blocks", blocks)
+            _write(group, "extents", extents)
         diis = h5.create_group("diis")
         _write(diis, "vectors", np.array(state.diis_vectors, dtype=float))
         _write(diis, "errors", np.array(state.diis_errors, dtype=float))

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from tilecc import mpi
 from tilecc.cc import checkpoint as ckpt
 from tilecc.cc.diis import DIIS
 from tilecc.cc.vector import BlockVector, SegmentPacking
@@ -142,7 +143,7 @@ class AmplitudeSolver:
     def checkpoint_lock(self) -> contextlib.AbstractContextManager[None]:
         """Held while the iterations write the checkpoint: a second job given the same file is
         refused rather than overwriting this one's."""
-        if self.checkpoint is None:
+        if self.checkpoint is None or not mpi.world().leader:
             return contextlib.nullcontext()
         return exclusive_lock(Path(self.checkpoint), "checkpoint", wait=False)
 
@@ -214,6 +215,10 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
     """Iterate cc's equations to convergence (or max_cycle), with DIIS on the amplitudes (as
     block vectors whose metric is the dense tensors', see cc/vector.py) and, if asked, a
     checkpoint after every iteration and once more when converged."""
+    if cc.context.runtime.distributed:
+        # Every rank computes its own blocks from the orbitals: they must be the same orbitals,
+        # phases included, on every rank.
+        mpi.share_mean_field(cc.mf)
     p = cc.build_problem()
     cc.problem = p
     amps = cc.initial_amplitudes(p)
@@ -229,7 +234,8 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
             return
         history = diis.history if diis is not None else ([], [])
         vs, es = ([packing.to_segments(v) for v in h] for h in history)
-        ckpt.save(path, ident, ckpt.State(cycle, e_corr, scf, amps, vs, es, converged))
+        state = ckpt.State(cycle, e_corr, scf, amps, vs, es, converged)
+        ckpt.save(path, ident, state, write=mpi.world().leader)
 
     first = 1
     cc.converged = False

@@ -45,7 +45,7 @@ def _run(kernel: _core.TriplesKernel, context: Context, progress: Progress | Non
     total = 0.0
     occupied = kernel.occupied
     for i in range(occupied):
-        total += kernel.energy_for_i(i, context.executor)
+        total += kernel.energy_for_i(i, context.runtime)
         if progress is not None:
             progress(i + 1, occupied)
     context.count_triples(kernel.executed_flops, time.perf_counter() - start)

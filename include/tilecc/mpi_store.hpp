@@ -1,0 +1,64 @@
+#pragma once
+/** @file The distributed block store: each canonical block lives on one owner rank, in an MPI-3
+ * window; tasks read blocks with one-sided gets and add their results with one-sided
+ * accumulates (passive target), as the TCE does on Global Arrays. */
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "tilecc/comm.hpp"
+#include "tilecc/store.hpp"
+
+namespace tilecc {
+
+/** The owner rank of each canonical block: a hash of its slot, which spreads the blocks of every
+ *  size over the ranks whatever the tensor's structure. */
+std::vector<int> hash_placement(const BlockShape& shape, int ranks);
+
+/**
+ * Blocks owned by ranks (hash_placement), each rank's in its part of one window allocated by MPI.
+ *
+ *  - fetch(): the rank's own block is a zero-copy view (counted as one); another rank's is
+ *    MPI_Get into the worker's buffer, counted as intra-node or inter-node by the owner's node.
+ *  - writable() is always null: every result is MPI_Accumulate'd (MPI_SUM) into its owner, also a
+ *    rank's own blocks, since other ranks may add to the same block at the same time and
+ *    accumulates are atomic per element.
+ *  - complete_writes(): every rank's accumulates are done, and visible to every reader.
+ *  - owns() / block(): a rank's own blocks, for element-wise operations (owner computes).
+ *
+ * Making one is collective (every rank makes the same tensors in the same order); freeing one is
+ * local: the window is retired to the communicator, which frees it once every rank has
+ * (Communicator::free_retired, at the next complete_writes()).
+ */
+class MpiStore final : public BlockStore {
+ public:
+  MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm);
+  ~MpiStore() override;
+
+  const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
+  double* writable(slot_t) override { return nullptr; }
+  void accumulate(slot_t slot, const double* values) override;
+  void write(slot_t slot, const double* values) override;
+  bool zero_copy() const override { return false; }
+  bool owns(slot_t slot) const override { return owner(slot) == comm_->rank(); }
+  void complete_writes() override;
+  double* block(slot_t slot) override;
+  const double* block(slot_t slot) const override;
+  const char* kind() const override { return "mpi"; }
+
+  int owner(slot_t slot) const { return owner_[static_cast<std::size_t>(slot)]; }
+  const Communicator& communicator() const { return *comm_; }
+
+ private:
+  /** The class of a transfer between this rank and the block's owner. */
+  Transfer transfer_to(slot_t slot, Transfer local) const;
+  std::shared_ptr<Communicator> comm_;
+  std::vector<int> owner_;
+  std::vector<MPI_Aint> offset_;  // per slot, in doubles, within its owner's part of the window
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::int64_t window_id_ = 0;
+  double* base_ = nullptr;
+};
+
+}  // namespace tilecc

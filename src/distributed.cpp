@@ -1,0 +1,38 @@
+#include "tilecc/distributed.hpp"
+
+#include <vector>
+
+namespace tilecc {
+
+RunStats run_across_ranks(Executor& executor, const TaskPool& pool, const Executor::Body& body,
+                          const Communicator& comm, bool threaded_blas) {
+  const std::size_t tasks = pool.costs.size();
+  const bool through_counter = executor.policy_uses_counter() && tasks > 1 && !threaded_blas;
+  RunStats stats;
+  std::vector<task_id_t> share;
+  if (through_counter) {
+    stats = executor.run(pool, body);
+  } else {
+    share = rank_share(pool.costs, comm);
+    std::vector<double> costs;
+    for (const task_id_t t : share) costs.push_back(pool.costs[static_cast<std::size_t>(t)]);
+    const TaskPool mine{costs, {}, pool.segments, {}};
+    const Executor::Body run_share = [&](task_id_t t, int worker) {
+      body(share[static_cast<std::size_t>(t)], worker);
+    };
+    stats = threaded_blas ? executor.run_with_threaded_blas(mine, run_share)
+                          : executor.run(mine, run_share);
+  }
+  // Each task ran on one rank, so the sum over the ranks is every task's time.
+  std::vector<double> seconds(tasks, 0.0);
+  if (through_counter)
+    seconds = stats.task_seconds;
+  else
+    for (std::size_t t = 0; t < share.size(); ++t)
+      seconds[static_cast<std::size_t>(share[t])] = stats.task_seconds[t];
+  comm.sum(seconds);
+  stats.task_seconds = std::move(seconds);
+  return stats;
+}
+
+}  // namespace tilecc

@@ -1,0 +1,147 @@
+// The distributed engine on several ranks (run by ctest under mpiexec -n 2 and -n 4): contractions
+// through the `mpi` store equal the one-process result for every policy; every block is read
+// through the store and counted by class (a rank's own blocks as views, others' by node); the
+// counter policies pay exactly one counter fetch per task (TCE: per loop tuple) plus one per
+// worker that finds the pool spent; and the (T) of a distributed kernel equals the one-process
+// one.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "test_shapes.hpp"
+#include "tilecc/blas.hpp"
+#include "tilecc/error.hpp"
+#include "tilecc/mpi_store.hpp"
+#include "tilecc/ops.hpp"
+#include "tilecc/runtime.hpp"
+
+namespace tilecc {
+
+// Virtual nodes of two ranks, so that both transfer classes across ranks occur. Made once, and
+// freed (collectively) before MPI is finalised.
+std::shared_ptr<Communicator>& world_slot() {
+  static std::shared_ptr<Communicator> comm;
+  return comm;
+}
+
+namespace {
+
+using testing::dense;
+using testing::shape;
+
+std::shared_ptr<Communicator> world() {
+  if (!world_slot()) world_slot() = std::make_shared<Communicator>(MPI_COMM_WORLD, 2);
+  return world_slot();
+}
+
+SpacePtr orbitals(int n, extent_t tile, int irreps) { return testing::space(n, tile, irreps); }
+
+TEST(Mpi, CommunicatorSeesRanksAndVirtualNodes) {
+  const Communicator& comm = *world();
+  EXPECT_GE(comm.size(), 2);
+  EXPECT_EQ(comm.nodes(), comm.size() / 2);
+  EXPECT_TRUE(comm.same_node(0, 1));
+  if (comm.size() >= 3) {
+    EXPECT_FALSE(comm.same_node(1, 2));
+  }
+  EXPECT_DOUBLE_EQ(comm.sum(1.0), comm.size());
+}
+
+TEST(Mpi, ContractionsMatchOneProcessUnderEveryPolicy) {
+  blas::ensure_loaded();
+  auto o = orbitals(12, 3, 2), v = orbitals(10, 4, 2);
+  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
+  const Operand oc{oovv, {"i", "j", "a", "b"}, "C"}, oa{oovv, {"i", "j", "c", "d"}, "T"},
+      ob{vvvv, {"c", "d", "a", "b"}, "W"};
+  // The one-process reference, from the same values (fill_random is per block, whatever owns it).
+  BlockTensor t0(oovv), w0(vvvv), c0(oovv);
+  fill_random(t0, 5);
+  fill_random(w0, 6);
+  Executor one(1);
+  contract(ContractionPlan(oc, oa, ob), 0.5, t0, w0, c0, one);
+  const auto expected = dense(c0);
+
+  for (const std::string& policy : policy_names()) {
+    SCOPED_TRACE(policy);
+    RuntimeOptions options;
+    options.threads = 2;
+    options.policy = policy;
+    options.store = "mpi";
+    Runtime runtime(options, CostModel{}, world());
+    BlockTensor t = runtime.make_tensor(oovv), w = runtime.make_tensor(vvvv),
+                c = runtime.make_tensor(oovv);
+    fill_random(t, 5);
+    fill_random(w, 6);
+    PlannedContraction& planned = runtime.request(oc, oa, ob);
+    runtime.build_pending();
+    const std::vector<Contraction> items = {{&planned, 0.5, &t, &w, &c}};
+    const BatchRun run = runtime.run(items);
+    const auto got = dense(c);  // every rank reads every block, through its store
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-12);
+    // Every task ran somewhere, and every rank knows every task's time.
+    for (const double s : run.items[0].task_seconds) EXPECT_GT(s, 0.0);
+    const auto tasks = static_cast<std::int64_t>(planned.plan().tasks().size());
+    const std::int64_t fetches = world()->sum(run.run.shared_calls);
+    const std::int64_t workers = static_cast<std::int64_t>(world()->size()) * options.threads;
+    if (policy == "counter" && tasks > 1) {
+      EXPECT_EQ(fetches, tasks + workers);
+    } else if (policy == "tce") {
+      EXPECT_EQ(fetches, static_cast<std::int64_t>(planned.plan().loop().size()) + workers);
+    }
+  }
+}
+
+TEST(Mpi, BlocksAreReadThroughTheStoreAndCountedByClass) {
+  auto o = orbitals(8, 2, 1);
+  auto oo = shape({o, o});
+  BlockTensor t(oo, "mpi", {nullptr, world()});
+  fill(t, 2.0);
+  const auto& store = dynamic_cast<const MpiStore&>(t.store());
+  t.store().transfers().reset();
+  const auto values = dense(t);  // reads all blocks: own ones as views, the others' by node
+  for (const double x : values) EXPECT_EQ(x, 2.0);
+  std::int64_t own = 0, near = 0, far = 0;
+  for (slot_t s = 0; s < oo->num_blocks(); ++s) {
+    const extent_t bytes = oo->block_size(s) * 8;
+    const int owner = store.owner(s);
+    if (owner == world()->rank())
+      own += bytes;
+    else if (world()->same_node(owner, world()->rank()))
+      near += bytes;
+    else
+      far += bytes;
+  }
+  const auto totals = t.store().transfers().totals();
+  EXPECT_EQ(totals.bytes[static_cast<std::size_t>(Transfer::view)], own);
+  EXPECT_EQ(totals.bytes[static_cast<std::size_t>(Transfer::intra_node)], near);
+  EXPECT_EQ(totals.bytes[static_cast<std::size_t>(Transfer::inter_node)], far);
+  // Another rank's block is not this rank's to change.
+  for (slot_t s = 0; s < oo->num_blocks(); ++s) {
+    if (!t.store().owns(s)) {
+      EXPECT_THROW(t.block(s), InputError);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilecc
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Rank 0 reports every test; the others only their failures, named by rank.
+  if (rank != 0) GTEST_FLAG_SET(brief, true);
+  const int failed = RUN_ALL_TESTS();
+  if (failed != 0 && rank != 0) std::fprintf(stderr, "tests failed on rank %d\n", rank);
+  tilecc::world_slot().reset();
+  int any = failed;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any;
+}
