@@ -20,8 +20,9 @@ std::vector<int> hash_placement(const BlockShape& shape, int ranks) {
   return owner;
 }
 
-MpiStore::MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm)
-    : BlockStore(shape), comm_(std::move(comm)) {
+MpiStore::MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm,
+                   const StoreResources& resources)
+    : BlockStore(shape, resources.traffic), comm_(std::move(comm)) {
   owner_ = hash_placement(shape, comm_->size());
   // Every rank lays out every owner's part the same way, so a block's place is known to all.
   std::vector<MPI_Aint> used(static_cast<std::size_t>(comm_->size()), 0);
@@ -34,6 +35,22 @@ MpiStore::MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm)
   const MPI_Aint doubles = std::max<MPI_Aint>(used[static_cast<std::size_t>(comm_->rank())], 1);
   const MPI_Aint bytes = detail::checked_product<MPI_Aint>(doubles, sizeof(double),
                                                            "a rank's share of a tensor in bytes");
+  // A share over the budget stops every rank here, before the collective allocation.
+  std::string refused;
+  try {
+    budget_.emplace(resources.budget, bytes, "this rank's share of a tensor's blocks");
+  } catch (const InputError& e) {
+    refused = e.what();
+  }
+  int over = refused.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm_->comm());
+  if (over != 0) {
+    budget_.reset();
+    throw InputError(refused.empty() ? "another rank's share of a tensor is over the memory "
+                                       "budget; raise the memory budget, or spread the job "
+                                       "over more ranks."
+                                     : refused);
+  }
   window_id_ = comm_->next_window_id();
   if (MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, comm_->comm(), &base_, &win_) !=
       MPI_SUCCESS)
@@ -57,7 +74,7 @@ Transfer MpiStore::transfer_to(slot_t slot, Transfer local) const {
 
 const double* MpiStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
   const int o = owner(slot);
-  transfers_.add(transfer_to(slot, Transfer::view), bytes(slot));
+  count_read(transfer_to(slot, Transfer::view), slot);
   if (o == comm_->rank()) return base_ + offset_[static_cast<std::size_t>(slot)];
   const extent_t n = shape_->block_size(slot);
   double* out = buffer.get(n);
@@ -69,7 +86,7 @@ const double* MpiStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
 
 void MpiStore::accumulate(slot_t slot, const double* values) {
   const int o = owner(slot);
-  transfers_.add(transfer_to(slot, Transfer::copy), bytes(slot));
+  count_write(transfer_to(slot, Transfer::copy), slot);
   const auto n = static_cast<int>(shape_->block_size(slot));
   MPI_Accumulate(values, n, MPI_DOUBLE, o, offset_[static_cast<std::size_t>(slot)], n, MPI_DOUBLE,
                  MPI_SUM, win_);
@@ -78,7 +95,7 @@ void MpiStore::accumulate(slot_t slot, const double* values) {
 
 void MpiStore::write(slot_t slot, const double* values) {
   const int o = owner(slot);
-  transfers_.add(transfer_to(slot, Transfer::copy), bytes(slot));
+  count_write(transfer_to(slot, Transfer::copy), slot);
   const auto n = static_cast<int>(shape_->block_size(slot));
   MPI_Accumulate(values, n, MPI_DOUBLE, o, offset_[static_cast<std::size_t>(slot)], n, MPI_DOUBLE,
                  MPI_REPLACE, win_);

@@ -54,7 +54,8 @@ Runtime::Runtime(RuntimeOptions options, CostModel model, std::shared_ptr<Commun
     : comm_(std::move(comm)),
       options_(prepared(std::move(options), comm_)),
       model_(std::move(model)),
-      executor_(options_.threads, options_.policy, options_.policy_options, options_.slow) {
+      executor_(options_.threads, options_.policy, options_.policy_options, options_.slow),
+      budget_(std::make_shared<MemoryBudget>(options_.memory_budget_bytes)) {
   executor_.set_tracing(options_.trace);
 }
 

@@ -35,8 +35,9 @@ void MemoryStore::Free::operator()(double* p) const {
 // Each block starts on a 64-byte boundary: GEMM and permutation kernels read aligned rows.
 constexpr extent_t alignment_doubles = 8;
 
-MemoryStore::MemoryStore(const BlockShape& shape, std::shared_ptr<MappingCache> mappings)
-    : BlockStore(shape), data_(nullptr, Free{}) {
+MemoryStore::MemoryStore(const BlockShape& shape, const StoreResources& resources)
+    : BlockStore(shape, resources.traffic), data_(nullptr, Free{}) {
+  const std::shared_ptr<MappingCache>& mappings = resources.mappings;
   offsets_.reserve(static_cast<std::size_t>(shape.num_blocks()) + 1);
   offsets_.push_back(0);
   for (slot_t b = 0; b < shape.num_blocks(); ++b) {
@@ -55,6 +56,7 @@ MemoryStore::MemoryStore(const BlockShape& shape, std::shared_ptr<MappingCache> 
                                                "a tensor's storage in bytes"),
           63, "a tensor's storage in bytes") /
       64 * 64;
+  budget_.emplace(resources.budget, static_cast<std::int64_t>(bytes), "a tensor's blocks");
   if (bytes >= mapped_from_bytes) {
     void* p = mappings ? mappings->take(bytes) : map_zeroed(bytes);
     data_ =
@@ -68,28 +70,28 @@ MemoryStore::MemoryStore(const BlockShape& shape, std::shared_ptr<MappingCache> 
 }
 
 const double* MemoryStore::fetch(slot_t slot, ScratchBuffer&) const {
-  transfers_.add(Transfer::view, bytes(slot));
+  count_read(Transfer::view, slot);
   return block(slot);
 }
 
 double* MemoryStore::writable(slot_t slot) {
-  transfers_.add(Transfer::view, bytes(slot));
+  count_write(Transfer::view, slot);
   return block(slot);
 }
 
 void MemoryStore::accumulate(slot_t slot, const double* values) {
-  transfers_.add(Transfer::copy, bytes(slot));
+  count_write(Transfer::copy, slot);
   double* x = block(slot);
   for (extent_t i = 0; i < shape_->block_size(slot); ++i) x[i] += values[i];
 }
 
 void MemoryStore::write(slot_t slot, const double* values) {
-  transfers_.add(Transfer::copy, bytes(slot));
+  count_write(Transfer::copy, slot);
   std::copy_n(values, shape_->block_size(slot), block(slot));
 }
 
 const double* CopyStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
-  transfers_.add(Transfer::copy, bytes(slot));
+  count_read(Transfer::copy, slot);
   double* out = buffer.get(shape_->block_size(slot));
   std::copy_n(block(slot), shape_->block_size(slot), out);
   return out;
@@ -152,7 +154,7 @@ std::map<std::string, StoreFactory>& registry() {
       TILECC_CHECK(r.comm != nullptr,
                    "the 'mpi' block store spreads blocks over the ranks of a distributed "
                    "runtime; launch tilecc with mpiexec, or choose the 'memory' store.");
-      return std::make_unique<MpiStore>(s, r.comm);
+      return std::make_unique<MpiStore>(s, r.comm, r);
     };
     return built;
   }();

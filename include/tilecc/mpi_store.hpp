@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "tilecc/comm.hpp"
@@ -33,7 +34,8 @@ std::vector<int> hash_placement(const BlockShape& shape, int ranks);
  */
 class MpiStore final : public BlockStore {
  public:
-  MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm);
+  MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm,
+           const StoreResources& resources = {});
   ~MpiStore() override;
 
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
@@ -54,6 +56,7 @@ class MpiStore final : public BlockStore {
   /** The class of a transfer between this rank and the block's owner. */
   Transfer transfer_to(slot_t slot, Transfer local) const;
   std::shared_ptr<Communicator> comm_;
+  std::optional<BudgetShare> budget_;
   std::vector<int> owner_;
   std::vector<MPI_Aint> offset_;  // per slot, in doubles, within its owner's part of the window
   MPI_Win win_ = MPI_WIN_NULL;

@@ -31,6 +31,8 @@ struct RuntimeOptions {
   bool refine = true;            ///< schedule each run of a plan with its last run's task times
   bool trace = false;            ///< keep every phase slice of every run (Executor::set_tracing)
   std::string store = "memory";  ///< the registered store its tensors' blocks live in
+  /// Bytes its tensors may hold at once (per rank when distributed); 0: no limit.
+  std::int64_t memory_budget_bytes = 0;
   SlowWorker slow{};
 };
 
@@ -146,8 +148,12 @@ class Runtime {
   /** A zeroed tensor of this runtime: its blocks in the runtime's store kind, its large storage
    *  through the runtime's mapping cache (collective when distributed). */
   BlockTensor make_tensor(ShapePtr shape) const {
-    return BlockTensor(std::move(shape), options_.store, {mappings_, comm_});
+    return BlockTensor(std::move(shape), options_.store, {mappings_, comm_, traffic_, budget_});
   }
+  /** The bytes its tensors hold, against its memory budget. */
+  const MemoryBudget& memory() const { return *budget_; }
+  /** Every block its tensors' stores read and wrote, by transfer class. */
+  const Traffic& traffic() const { return *traffic_; }
   const RuntimeStats& stats() const { return stats_; }
   /** The layout its plans are built in: NWChem TCE's under policy `tce`, else the inspector's. */
   PlanLayout layout() const;
@@ -187,6 +193,8 @@ class Runtime {
   RuntimeStats stats_;
   std::shared_ptr<MappingCache> mappings_ =
       std::make_shared<MappingCache>(MappingCache::default_limit_bytes());
+  std::shared_ptr<Traffic> traffic_ = std::make_shared<Traffic>();
+  std::shared_ptr<MemoryBudget> budget_;
   std::map<Key, std::unique_ptr<PlannedContraction>> plans_;
   std::vector<PlannedContraction*> order_, pending_;
   std::int64_t next_id_ = 0;

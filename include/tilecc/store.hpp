@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "tilecc/budget.hpp"
 #include "tilecc/mappings.hpp"
 #include "tilecc/mem.hpp"
 #include "tilecc/shape.hpp"
@@ -52,11 +54,40 @@ class TransferCounter {
 
 class Communicator;
 
-/** What a runtime gives the stores of its tensors: its cache of freed mappings and, for a
- *  distributed runtime, its communicator (either may be null). */
+/** Every block read (fetch) and written (writable, accumulate, write) by the stores of one
+ *  runtime's tensors, by transfer class: what moved during a job, whatever tensors came and went.
+ */
+struct Traffic {
+  TransferCounter reads, writes;
+};
+
+/** What a runtime gives the stores of its tensors: its cache of freed mappings, its traffic
+ *  counters, its memory budget and, for a distributed runtime, its communicator (any may be
+ *  null). */
 struct StoreResources {
   std::shared_ptr<MappingCache> mappings;
   std::shared_ptr<Communicator> comm;
+  std::shared_ptr<Traffic> traffic;
+  std::shared_ptr<MemoryBudget> budget;
+};
+
+/** Bytes a store holds, counted against a runtime's budget for as long as the store lives. */
+class BudgetShare {
+ public:
+  BudgetShare() = default;
+  BudgetShare(std::shared_ptr<MemoryBudget> budget, std::int64_t bytes, const char* what)
+      : budget_(std::move(budget)), bytes_(bytes) {
+    if (budget_) budget_->reserve(bytes_, what);
+  }
+  BudgetShare(const BudgetShare&) = delete;
+  BudgetShare& operator=(const BudgetShare&) = delete;
+  ~BudgetShare() {
+    if (budget_) budget_->release(bytes_);
+  }
+
+ private:
+  std::shared_ptr<MemoryBudget> budget_;
+  std::int64_t bytes_ = 0;
 };
 
 /**
@@ -82,7 +113,8 @@ struct StoreResources {
  */
 class BlockStore {
  public:
-  explicit BlockStore(const BlockShape& shape) : shape_(&shape) {}
+  explicit BlockStore(const BlockShape& shape, std::shared_ptr<Traffic> traffic = nullptr)
+      : shape_(&shape), traffic_(std::move(traffic)) {}
   virtual ~BlockStore() = default;
   BlockStore(const BlockStore&) = delete;
   BlockStore& operator=(const BlockStore&) = delete;
@@ -118,8 +150,18 @@ class BlockStore {
   extent_t bytes(slot_t slot) const {
     return shape_->block_size(slot) * static_cast<extent_t>(sizeof(double));
   }
+  /** Counts one read (fetch) or write of the block, here and in the runtime's traffic. */
+  void count_read(Transfer transfer, slot_t slot) const {
+    transfers_.add(transfer, bytes(slot));
+    if (traffic_) traffic_->reads.add(transfer, bytes(slot));
+  }
+  void count_write(Transfer transfer, slot_t slot) const {
+    transfers_.add(transfer, bytes(slot));
+    if (traffic_) traffic_->writes.add(transfer, bytes(slot));
+  }
   mutable TransferCounter transfers_;
   const BlockShape* shape_;  // owned by the tensor, which outlives its store
+  std::shared_ptr<Traffic> traffic_;
 };
 
 /**
@@ -133,12 +175,10 @@ class BlockStore {
  */
 class MemoryStore : public BlockStore {
  public:
-  /** Storage of 128 KiB and more is mapped from the kernel: taken from `mappings` (the runtime's
-   *  cache, kept alive by the store) and given back to it when the store is freed, or mapped and
+  /** Storage of 128 KiB and more is mapped from the kernel: taken from the runtime's mapping
+   *  cache (kept alive by the store) and given back to it when the store is freed, or mapped and
    *  unmapped directly without one. */
-  explicit MemoryStore(const BlockShape& shape, std::shared_ptr<MappingCache> mappings = nullptr);
-  MemoryStore(const BlockShape& shape, const StoreResources& resources)
-      : MemoryStore(shape, resources.mappings) {}
+  explicit MemoryStore(const BlockShape& shape, const StoreResources& resources = {});
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
   double* writable(slot_t slot) override;
   void accumulate(slot_t slot, const double* values) override;
@@ -161,6 +201,7 @@ class MemoryStore : public BlockStore {
     void operator()(double* p) const;
   };
   std::vector<extent_t> offsets_;  // per slot, then the total
+  std::optional<BudgetShare> budget_;
   std::unique_ptr<double[], Free> data_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "tilecc/exec.hpp"
 #include "tilecc/plan.hpp"
+#include "tilecc/store.hpp"
 #include "tilecc/trace.hpp"
 
 namespace tilecc::python {
@@ -37,6 +38,17 @@ inline nb::dict phase_dict(const PhaseSeconds& seconds) {
   for (int p = 0; p < num_phases; ++p)
     phases[phase_name(static_cast<Phase>(p))] = seconds[static_cast<std::size_t>(p)];
   return phases;
+}
+
+/** {class name: (bytes, calls)} of a transfer counter. */
+inline nb::dict transfer_dict(const TransferCounter& counter) {
+  const TransferCounter::Totals totals = counter.totals();
+  nb::dict out;
+  for (int k = 0; k < num_transfers; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    out[transfer_name(static_cast<Transfer>(k))] = nb::make_tuple(totals.bytes[i], totals.calls[i]);
+  }
+  return out;
 }
 
 }  // namespace tilecc::python

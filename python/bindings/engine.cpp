@@ -105,7 +105,7 @@ void bind_engine(nb::module_& m) {
           "__init__",
           [](Runtime* self, int threads, const std::string& policy, const PolicyOptions& options,
              bool refine, bool trace, const std::string& store, const std::string& slow_worker,
-             std::shared_ptr<Communicator> comm) {
+             std::int64_t memory_budget, std::shared_ptr<Communicator> comm) {
             RuntimeOptions o;
             o.threads = threads;
             o.policy = policy;
@@ -114,11 +114,33 @@ void bind_engine(nb::module_& m) {
             o.trace = trace;
             o.store = store;
             o.slow = SlowWorker::parse(slow_worker);
+            o.memory_budget_bytes = memory_budget;
             new (self) Runtime(std::move(o), CostModel{}, std::move(comm));
           },
           nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("refine"),
-          nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"), nb::arg("comm") = nullptr)
+          nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"), nb::arg("memory_budget") = 0,
+          nb::arg("comm") = nullptr)
+      .def_prop_ro(
+          "memory",
+          [](const Runtime& r) {
+            nb::dict d;
+            d["limit_bytes"] = r.memory().limit();
+            d["used_bytes"] = r.memory().used();
+            d["high_water_bytes"] = r.memory().high_water();
+            return d;
+          },
+          "Bytes of tensor storage held now and at most, against the budget (0: none).")
       .def_prop_ro("distributed", &Runtime::distributed)
+      .def_prop_ro(
+          "traffic",
+          [](const Runtime& r) {
+            nb::dict d;
+            d["reads"] = transfer_dict(r.traffic().reads);
+            d["writes"] = transfer_dict(r.traffic().writes);
+            return d;
+          },
+          "Every block its tensors' stores read and wrote: {'reads'|'writes': {class: (bytes, "
+          "calls)}}.")
       .def(
           "tensor",
           [](const Runtime& r, ShapePtr shape) { return r.make_tensor(std::move(shape)); },

@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "convert.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/mappings.hpp"
 #include "tilecc/ops.hpp"
@@ -104,17 +105,7 @@ void bind_tensor(nb::module_& m) {
           "Whether this rank holds the block (and computes it).")
       .def("complete_writes", [](BlockTensor& t) { t.store().complete_writes(); })
       .def_prop_ro("store_kind", [](const BlockTensor& t) { return std::string(t.store().kind()); })
-      .def("transfers",
-           [](const BlockTensor& t) {
-             const TransferCounter::Totals totals = t.store().transfers().totals();
-             nb::dict out;
-             for (int k = 0; k < num_transfers; ++k) {
-               const auto i = static_cast<std::size_t>(k);
-               out[transfer_name(static_cast<Transfer>(k))] =
-                   nb::make_tuple(totals.bytes[i], totals.calls[i]);
-             }
-             return out;
-           })
+      .def("transfers", [](const BlockTensor& t) { return transfer_dict(t.store().transfers()); })
       .def("reset_transfers", [](BlockTensor& t) { t.store().transfers().reset(); })
       .def_prop_ro("shape", &BlockTensor::shape_ptr)
       .def("zero", &BlockTensor::zero)

@@ -15,12 +15,11 @@ A quick look::
 
 import contextlib
 
-from tilecc import (  # noqa: F401  (tilecc.measure is public)
-    _blas,
-    _core,
-    _environment,
-    measure,
-)
+# Before the core loads: it sets what the libraries the core links read when they load.
+from tilecc import _environment  # noqa: F401
+
+# isort: split
+from tilecc import _blas, _core, measure  # noqa: F401  (tilecc.measure is public)
 from tilecc.cc import CCD, CCSD, CCSD_T, DRCCD
 from tilecc.context import Context, default_context
 from tilecc.expr import Labelled, Sum, Term, plan_for

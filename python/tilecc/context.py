@@ -118,6 +118,9 @@ class Context:
     #: zero-copy default; "copy", which copies every block a task reads or writes; "mpi", blocks
     #: spread over MPI ranks, which the default becomes when launched on several).
     store: str = "memory"
+    #: Bytes this context's tensors may hold at once (per rank); None: no limit. A tensor that
+    #: would go over it is refused, with one sentence, before anything is allocated.
+    memory_budget: int | None = None
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
     blas_parallel_task_flops: float = 2e9
@@ -153,7 +156,7 @@ class Context:
         statistics start afresh, so that policies can be compared on the same tensors."""
         self._check_thread()
         valid = (
-            "threads", "policy", "quantum", "group_size", "refine", "trace",
+            "threads", "policy", "quantum", "group_size", "refine", "trace", "memory_budget",
             "blas_parallel_task_flops",
         )  # fmt: skip
         if self._deferring:
@@ -216,6 +219,7 @@ class Context:
             self.trace,
             self.store,
             os.environ.get("TILECC_SLOW_WORKER", ""),
+            self.memory_budget or 0,
             comm,
         )
         self._model_given = False

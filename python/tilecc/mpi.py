@@ -117,3 +117,12 @@ def share_mean_field(mf: Any) -> None:
     shared = MPI.COMM_WORLD.bcast({name: getattr(mf, name) for name in names}, root=0)
     for name, value in shared.items():
         setattr(mf, name, value)
+
+
+def gather(value: Any) -> list[Any]:
+    """Every rank's ``value``, in rank order, on every rank (a one-process list alone)."""
+    if world().size <= 1:
+        return [value]
+    from mpi4py import MPI
+
+    return list(MPI.COMM_WORLD.allgather(value))

@@ -6,6 +6,7 @@ CC classes, and their validation all come from :class:`RuntimeOptions`.
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -29,6 +30,8 @@ class RuntimeOptions:
         refine: schedule each run of a plan with the task times measured in its last run.
         trace: keep every phase slice, for a Chrome/Perfetto trace.
         store: where blocks live, by registered name (``_core.store_names()``).
+        memory_budget: bytes the tensors may hold at once (per rank); None: no limit. A job
+            that would go over it stops, before it allocates, with one sentence.
     """
 
     threads: int | None = None
@@ -38,6 +41,7 @@ class RuntimeOptions:
     refine: bool = True
     trace: bool = False
     store: str = "memory"
+    memory_budget: int | None = None
 
     def check(self) -> RuntimeOptions:
         """Refuse a bad option with one sentence naming it and the valid values; returns self."""
@@ -52,6 +56,8 @@ class RuntimeOptions:
         ):
             if value not in valid:
                 raise ValueError(f"unknown {name} {value!r}; valid ones are: {', '.join(valid)}.")
+        if self.memory_budget is not None:
+            check_whole(self.memory_budget, "memory_budget (bytes)", 1)
         for name in ("refine", "trace"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
@@ -78,6 +84,7 @@ class RuntimeOptions:
             refine=args.refine,
             trace=getattr(args, "trace", None) is not None,
             store=args.store,
+            memory_budget=args.memory_budget,
         ).check()
 
     def as_dict(self) -> dict[str, Any]:
@@ -106,6 +113,21 @@ def whole_number(low: int, high: int) -> Any:
         return value
 
     return parse
+
+
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}  # fmt: skip
+
+
+def byte_size(text: str) -> int:
+    """An argparse type: a size in bytes, with a unit or not ("8GiB", "500 MB", "2e9")."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    unit = match.group(2).upper() if match else ""
+    if match is None or unit not in _UNITS or float(match.group(1)) * _UNITS[unit] < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a size such as 8GiB, 500MB or 2e9 (bytes), got {text!r}"
+        )
+    return int(float(match.group(1)) * _UNITS[unit])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,4 +170,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--store",
         default=default.store,
         help=f"where blocks live: {', '.join(_core.store_names())} (default: {default.store})",
+    )
+    group.add_argument(
+        "--memory-budget",
+        type=byte_size,
+        default=default.memory_budget,
+        metavar="SIZE",
+        help="most bytes of tensors held at once, per rank, e.g. 8GiB (default: no limit)",
     )

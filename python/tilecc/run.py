@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import tempfile
 import time
 import warnings
@@ -17,6 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from tilecc import mpi
 from tilecc.cc.solver import check_iteration_options
 from tilecc.context import Context
 from tilecc.files import check_outputs, exclusive_lock, is_special, replaced_atomically
@@ -236,6 +238,43 @@ def runtime_summary(ctx: Context) -> dict[str, Any]:
     }
 
 
+def communication(ctx: Context) -> dict[str, int]:
+    """What this process's tensors moved: bytes by where the other end was (this process, a rank
+    on this node, another node), remote block reads (gets), block writes that went through a
+    store rather than in place (accumulates), and counter fetches."""
+    traffic = ctx.runtime.traffic
+    reads, writes = traffic["reads"], traffic["writes"]
+
+    def total(index: int, classes: tuple[str, ...], *counters: dict) -> int:
+        return sum(int(counter[name][index]) for counter in counters for name in classes)
+
+    return {
+        "bytes_local": total(0, ("view", "copy"), reads, writes),
+        "bytes_intra_node": total(0, ("intra_node",), reads, writes),
+        "bytes_inter_node": total(0, ("inter_node",), reads, writes),
+        "gets": total(1, ("intra_node", "inter_node"), reads),
+        "accumulates": total(1, ("copy", "intra_node", "inter_node"), writes),
+        "counter_calls": int(ctx.stats.shared_calls),
+    }
+
+
+def per_rank(ctx: Context) -> dict[str, Any]:
+    """Each rank's communication and peak memory, and their totals (every rank gets them)."""
+    moved = communication(ctx)
+    mine = {
+        "rank": mpi.world().rank,
+        "communication": moved,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    ranks = mpi.gather(mine)
+    totals = {key: sum(r["communication"][key] for r in ranks) for key in moved}
+    return {
+        "communication": totals,
+        "peak_rss_bytes": sum(r["peak_rss_bytes"] for r in ranks),
+        "ranks": ranks,
+    }
+
+
 def decomposition_table(ctx: Context, rows: int = 8) -> Table:
     """Compute / permute / scheduling / idle / inspector seconds for the costliest contractions
     and in total (every contraction is in the JSON results)."""
@@ -378,6 +417,7 @@ def run(
         refine=opts.runtime.refine,
         trace=opts.trace is not None,
         store=opts.runtime.store,
+        memory_budget=opts.runtime.memory_budget,
         **extra,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
@@ -459,6 +499,8 @@ def run(
             "plans_reused": stats.plans_reused,
         },
         "runtime": runtime_summary(cc.context),
+        "memory": cc.context.runtime.memory,
+        **per_rank(cc.context),
     }
     table = Table(title=f"{opts.method.upper()} / {opts.basis} on {opts.molecule.name}")
     table.add_column("quantity")

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <optional>
 
 #include "test_shapes.hpp"
 #include "tilecc/blas.hpp"
@@ -119,6 +120,33 @@ TEST(Runtime, DropsPendingPlansAndRefusesBadOptions) {
   bad = {};
   bad.policy = "fifo";
   EXPECT_THROW(Runtime(bad, CostModel{}), InputError);
+}
+
+TEST(Runtime, TensorsHoldTheirBytesAgainstTheMemoryBudget) {
+  // A tensor of 12 x 12 doubles (1152 bytes, padded to 64) fits a budget of 2000 bytes once; a
+  // second is refused with the sentence that names the budget, and counts nothing; freeing the
+  // first gives its bytes back.
+  auto o = space(12, 4, 1);
+  auto oo = shape({o, o});
+  RuntimeOptions options;
+  options.memory_budget_bytes = 2000;
+  Runtime runtime(options, CostModel{});
+  std::optional<BlockTensor> first(runtime.make_tensor(oo));
+  const std::int64_t held = runtime.memory().used();
+  EXPECT_GE(held, 12 * 12 * 8);
+  try {
+    runtime.make_tensor(oo);
+    FAIL() << "a tensor over the budget was made";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("over the memory budget of"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(runtime.memory().used(), held);
+  first.reset();
+  EXPECT_EQ(runtime.memory().used(), 0);
+  EXPECT_EQ(runtime.memory().high_water(), held);
+  BlockTensor again = runtime.make_tensor(oo);  // fits once more
+  EXPECT_EQ(runtime.memory().used(), held);
 }
 
 }  // namespace

@@ -33,19 +33,19 @@ class MapStore final : public BlockStore {
       blocks_[b].assign(static_cast<std::size_t>(shape.block_size(b)), 0.0);
   }
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override {
-    transfers_.add(Transfer::copy, bytes(slot));
+    count_read(Transfer::copy, slot);
     const std::vector<double>& x = blocks_.at(slot);
     return std::copy(x.begin(), x.end(), buffer.get(static_cast<extent_t>(x.size()))) - x.size();
   }
   double* writable(slot_t) override { return nullptr; }
   void accumulate(slot_t slot, const double* values) override {
-    transfers_.add(Transfer::copy, bytes(slot));
+    count_write(Transfer::copy, slot);
     std::lock_guard lock(mutex_);
     std::vector<double>& x = blocks_.at(slot);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += values[i];
   }
   void write(slot_t slot, const double* values) override {
-    transfers_.add(Transfer::copy, bytes(slot));
+    count_write(Transfer::copy, slot);
     std::vector<double>& x = blocks_.at(slot);
     std::copy_n(values, x.size(), x.begin());
   }

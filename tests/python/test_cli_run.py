@@ -134,6 +134,7 @@ def write(tmp_path: Path, text: str) -> str:
         ("1\n\nLi 0 0 0\n", ["--spin", "1", "--reference", "rhf"], "RHF describes closed shells"),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--method", "ccsdt"], "unknown method 'ccsdt'"),
         ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--tile", "0"], "expected a number from 1 to"),
+        ("2\n\nH 0 0 0\nH 0 0 0.74\n", ["--memory-budget", "lots"], "expected a size such as"),
         (
             "2\n\nH 0 0 0\nH 0 0 0.74\n",
             ["--json", "/nonexistent/dir/out.json"],
@@ -154,3 +155,21 @@ def test_missing_molecule_file(tmp_path):
     run = tilecc("run", str(tmp_path / "absent.xyz"), "--basis", "sto-3g")
     assert run.returncode == 2
     assert "cannot read the molecule file" in run.stdout
+
+
+def test_the_memory_budget_holds_or_stops_the_job_before_it_allocates(tmp_path):
+    # Within a budget the job runs and reports its tensors' high-water mark; under one too small
+    # for them it stops with one sentence, exit 2, and writes nothing.
+    within = run_water(tmp_path, "ccsd", "--memory-budget", "64MiB")
+    memory = within["memory"]
+    assert memory["limit_bytes"] == 64 * 2**20
+    assert 0 < memory["high_water_bytes"] <= memory["limit_bytes"]
+    out = tmp_path / "over.json"
+    run = tilecc(
+        "run", str(WATER), "--basis", "6-31g", "--memory-budget", "20KB", "--json", str(out)
+    )
+    text = " ".join(run.stdout.split())
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert text.count("over the memory budget of 19.5 KiB") == 1 and "Traceback" not in text
+    assert "raise the memory budget" in text
+    assert not out.exists()

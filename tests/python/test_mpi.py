@@ -114,6 +114,16 @@ def test_distributed_runs_give_the_one_process_energies(
     one = one_process[(reference, "ccsd(t)")]
     assert many["e_tot"] == pytest.approx(one["e_tot"], abs=1e-10)
     assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
+    # What moved: nothing between processes alone; gets and accumulates between ranks, across
+    # virtual nodes only where they were declared; every rank's figures and their totals.
+    assert len(one["ranks"]) == 1 and one["communication"]["gets"] == 0
+    assert one["communication"]["bytes_intra_node"] == one["communication"]["bytes_inter_node"] == 0
+    moved = many["communication"]
+    assert [r["rank"] for r in many["ranks"]] == list(range(ranks))
+    assert moved["gets"] > 0 and moved["accumulates"] > 0 and many["peak_rss_bytes"] > 0
+    assert (moved["bytes_inter_node"] > 0) == bool(per_node)
+    assert moved["bytes_intra_node"] > 0
+    assert moved["gets"] == sum(r["communication"]["gets"] for r in many["ranks"])
 
 
 def test_a_checkpoint_written_on_some_ranks_restarts_on_others(tmp_path, one_process):
@@ -132,3 +142,15 @@ def test_a_checkpoint_written_on_some_ranks_restarts_on_others(tmp_path, one_pro
     assert checkpoint.exists()
     continued = run_json(tmp_path, "continued", 2, *common, "--restart")
     assert continued["e_tot"] == pytest.approx(one_process[("rhf", "ccsd(t)")]["e_tot"], abs=1e-9)
+
+
+def test_a_job_over_the_memory_budget_stops_on_every_rank(tmp_path):
+    # A budget is per rank, and a tensor over it on any rank stops them all at that tensor,
+    # with one sentence, rather than leaving the others waiting in a collective.
+    run = mpiexec(
+        2, "run", str(WATER), "--basis", "6-31g", "--threads", "1", "--memory-budget", "20KB"
+    )
+    text = " ".join(run.stdout.split())
+    assert run.returncode != 0
+    assert text.count("over the memory budget") == 1 and "Traceback" not in text
+    assert "UCX" not in run.stdout + run.stderr  # no transport noise at the exit

@@ -67,6 +67,8 @@ class AmplitudeSolver:
     trace: bool = False
     #: Where the tensors' blocks live (see tilecc.Context).
     store: str = "memory"
+    #: Bytes the tensors may hold at once (per rank); None: no limit (see tilecc.Context).
+    memory_budget: int | None = None
     conv_tol: float = 1e-8
     conv_tol_normt: float = 1e-6
     max_cycle: int = 50
