@@ -415,6 +415,19 @@ void check_item(const BatchItem& item, std::span<const BatchItem> items) {
                  " in the same batch; run them one after the other.");
 }
 
+// Each item's task times (kept in its schedule, for refinement) and flops, from the run's.
+void record_items(std::span<const BatchItem> items, const BatchTasks& tasks, BatchStats& stats) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Schedule& schedule = *items[i].schedule;
+    const auto first = stats.run.task_seconds.begin() + tasks.first(i);
+    std::vector<double> seconds(
+        first, first + static_cast<std::ptrdiff_t>(schedule.plan().tasks().size()));
+    schedule.record_measured(seconds);
+    stats.item_task_seconds.push_back(std::move(seconds));
+    stats.item_flops.push_back(schedule.plan().executed_flops());
+  }
+}
+
 // A batch on several ranks (see contract_batch). No task waits for another: every result is
 // accumulated into its owner, atomically, so the order of the contributions to a block changes
 // only its rounding.
@@ -431,15 +444,7 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
     if (std::find(outputs.begin(), outputs.end(), item.c) == outputs.end())
       outputs.push_back(item.c);
   for (BlockTensor* c : outputs) c->store().complete_writes();
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    Schedule& schedule = *items[i].schedule;
-    const auto first = stats.run.task_seconds.begin() + tasks.first(i);
-    std::vector<double> seconds(
-        first, first + static_cast<std::ptrdiff_t>(schedule.plan().tasks().size()));
-    schedule.record_measured(seconds);
-    stats.item_task_seconds.push_back(std::move(seconds));
-    stats.item_flops.push_back(schedule.plan().executed_flops());
-  }
+  record_items(items, tasks, stats);
   return stats;
 }
 
@@ -477,15 +482,7 @@ BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, 
     stats.run = executor.run_with_threaded_blas(pool, body);
   else
     stats.run = executor.run(pool, body, tasks.ordered() ? &ready : nullptr);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    Schedule& schedule = *items[i].schedule;
-    const auto first = stats.run.task_seconds.begin() + tasks.first(i);
-    std::vector<double> seconds(
-        first, first + static_cast<std::ptrdiff_t>(schedule.plan().tasks().size()));
-    schedule.record_measured(seconds);
-    stats.item_task_seconds.push_back(std::move(seconds));
-    stats.item_flops.push_back(schedule.plan().executed_flops());
-  }
+  record_items(items, tasks, stats);
   return stats;
 }
 

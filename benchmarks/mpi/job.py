@@ -39,6 +39,7 @@ def main() -> None:
     mine = {
         "communication": communication(cc.context),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "tensor_mb": cc.context.runtime.memory["high_water_bytes"] / 2**20,
         "tasks": stats.tasks,
     }
     ranks = mpi.gather(mine)
@@ -52,6 +53,7 @@ def main() -> None:
                     "communication": total,
                     "counter_calls_per_task": total["counter_calls"] / max(1, ranks[0]["tasks"]),
                     "peak_rss_mb_per_rank": [r["peak_rss_mb"] for r in ranks],
+                    "tensor_mb_per_rank": [r["tensor_mb"] for r in ranks],
                 }
             )
         )

@@ -6,7 +6,8 @@ oversubscribed on a small machine) and with 2 virtual nodes, under every policy.
 
 Prints, per run: the iteration's time and its ratio to `tce` at the same ranks and nodes, bytes
 moved by class (this process, another rank of the node, another node), remote gets, counter
-fetches per task, and the largest per-rank peak memory against the 1-rank figure.
+fetches per task, the largest per-rank high-water mark of the distributed tensors and the
+largest per-rank peak memory of the process, each against the 1-rank figure.
 """
 
 from __future__ import annotations
@@ -50,13 +51,18 @@ def main() -> int:
         for policy in _core.policy_names():
             result = run(ranks, per_node, policy)
             records.append({"ranks": ranks, "ranks_per_node": per_node, "policy": policy, **result})
-    base_rss = max(
-        (max(r["peak_rss_mb_per_rank"]) for r in records if r["ranks"] == 1 and "error" not in r),
-        default=float("nan"),
-    )
+
+    def one_rank(key: str) -> float:
+        return max(
+            (max(r[key]) for r in records if r["ranks"] == 1 and "error" not in r),
+            default=float("nan"),
+        )
+
+    base_rss, base_tensors = one_rank("peak_rss_mb_per_rank"), one_rank("tensor_mb_per_rank")
     table = Table(title="one CCSD iteration of N2/cc-pVTZ, 1 thread per rank")
     for col in ("ranks", "nodes", "policy", "s", "/tce", "MB local", "MB intra", "MB inter",
-                "gets", "fetch/task", "peak MB/rank", "/1 rank"):  # fmt: skip
+                "gets", "fetch/task", "tensor MB/rank", "/1 rank", "peak MB/rank",
+                "/1 rank"):  # fmt: skip
         table.add_column(col, justify="right")
     for r in records:
         nodes = r["ranks"] // r["ranks_per_node"] if r["ranks_per_node"] else 1
@@ -68,7 +74,7 @@ def main() -> int:
              r["ranks_per_node"] and x["policy"] == "tce" and "error" not in x), None,
         )  # fmt: skip
         c = r["communication"]
-        peak = max(r["peak_rss_mb_per_rank"])
+        peak, tensors = max(r["peak_rss_mb_per_rank"]), max(r["tensor_mb_per_rank"])
         table.add_row(
             str(r["ranks"]),
             str(nodes),
@@ -80,6 +86,8 @@ def main() -> int:
             f"{c['bytes_inter_node'] / 1e6:.1f}",
             str(c["gets"]),
             f"{r['counter_calls_per_task']:.2f}",
+            f"{tensors:.1f}",
+            f"{tensors / base_tensors:.2f}",
             f"{peak:.0f}",
             f"{peak / base_rss:.2f}",
         )

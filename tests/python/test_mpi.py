@@ -1,7 +1,9 @@
 """MPI as a dependency that installs itself: the environment's own mpiexec launches tilecc, which
 reports its ranks and (virtual) nodes, prints on rank 0 only, refuses a bad
 TILECC_RANKS_PER_NODE, and runs CC jobs distributed: every reference, policy, rank count and
-tile size gives the one-process energies, and checkpoints do not depend on the rank count."""
+tile size gives the one-process energies, checkpoints do not depend on the rank count, a memory
+budget stops every rank at once, and a rank killed ends the job at once with the checkpoint
+intact."""
 
 from __future__ import annotations
 
@@ -154,3 +156,35 @@ def test_a_job_over_the_memory_budget_stops_on_every_rank(tmp_path):
     assert run.returncode != 0
     assert text.count("over the memory budget") == 1 and "Traceback" not in text
     assert "UCX" not in run.stdout + run.stderr  # no transport noise at the exit
+
+
+def test_a_rank_killed_ends_the_job_and_leaves_the_checkpoint_intact(tmp_path):
+    import signal
+    import time
+
+    import h5py
+
+    n2 = tmp_path / "n2.xyz"
+    n2.write_text("2\n\nN 0 0 0\nN 0 0 1.0977\n")
+    checkpoint = tmp_path / "n2.h5"
+    options = ["--basis", "cc-pvtz", "--threads", "1", "--checkpoint", str(checkpoint)]
+    tight = ["--conv-tol", "1e-12", "--conv-tol-normt", "1e-10"]
+    job = subprocess.Popen(
+        [str(BIN / "mpiexec"), "-n", "2", str(BIN / "tilecc"), "run", str(n2), *options, *tight],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert job.poll() is None, "the job ended before a checkpoint was written"
+    ranks = subprocess.run(
+        ["pgrep", "-f", f"tilecc run {n2}"], capture_output=True, text=True
+    ).stdout.split()
+    os.kill(max(int(pid) for pid in ranks), signal.SIGKILL)
+    killed = time.monotonic()
+    job.communicate(timeout=60)
+    assert job.returncode != 0 and time.monotonic() - killed < 10  # never a hang
+    with h5py.File(checkpoint, "r") as h5:  # written atomically: whole, whatever the moment
+        assert h5.attrs["cycle"] >= 1
