@@ -529,10 +529,14 @@ class Context:
         return float(c.scale), float(c.overhead)
 
     def write_trace(self, path: str | os.PathLike[str]) -> None:
-        """Write the Chrome/Perfetto trace of every contraction run so far (needs trace=True)."""
+        """Write the Chrome/Perfetto trace of every contraction run so far (needs trace=True).
+        On several ranks every rank calls it; rank 0 writes one trace of them all (a process
+        per rank)."""
         if self._recorder is None:
             raise ValueError("this context was made without trace=True, so it kept no trace.")
-        self._recorder.write(Path(path))
+        recorders = mpi.gather(self._recorder)
+        if mpi.world().leader:
+            self._recorder.write(Path(path), recorders)
 
 
 _defaults = threading.local()

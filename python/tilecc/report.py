@@ -50,12 +50,26 @@ def decomposition_table(summary: TraceSummary) -> Table:
 
 
 def worker_table(summary: TraceSummary) -> Table:
+    """Each worker's time per phase; on several ranks, each rank's workers, then the rank's
+    total."""
     table = Table(title="ms per worker and phase")
+    per_rank = summary.threads // summary.ranks
+    if summary.ranks > 1:
+        table.add_column("rank", justify="right")
     table.add_column("worker", justify="right")
     for phase in PHASES:
         table.add_column(phase, justify="right")
-    for worker, phases in sorted(summary.per_worker.items()):
-        table.add_row(str(worker), *(f"{1e3 * phases[p]:.2f}" for p in PHASES))
+    for rank in range(summary.ranks):
+        workers = [
+            (w, phases) for w, phases in sorted(summary.per_worker.items()) if w // per_rank == rank
+        ]
+        label = [str(rank)] if summary.ranks > 1 else []
+        for worker, phases in workers:
+            cells = (f"{1e3 * phases[p]:.2f}" for p in PHASES)
+            table.add_row(*label, str(worker - rank * per_rank), *cells)
+        if summary.ranks > 1:
+            totals = (f"{1e3 * sum(ph[p] for _, ph in workers):.2f}" for p in PHASES)
+            table.add_row(str(rank), "all", *totals, style="bold")
     return table
 
 

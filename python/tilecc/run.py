@@ -522,9 +522,9 @@ def run(
     )
     console.print(table)
     console.print(decomposition_table(cc.context))
-    if opts.trace is not None and leader:
+    if opts.trace is not None:
         try:
-            cc.context.write_trace(opts.trace)
+            cc.context.write_trace(opts.trace)  # every rank gives its part; rank 0 writes
             console.print(
                 f"trace written to {escape(str(opts.trace))} (open it in ui.perfetto.dev)",
                 highlight=False,

@@ -167,33 +167,70 @@ class TraceRecorder:
     def add_inspection(self, inspection: Inspection) -> None:
         self.inspections.append(inspection)
 
-    def _events(self) -> Iterable[dict[str, Any]]:
-        starts = [r.start for r in self.runs] + [i.start for i in self.inspections]
-        origin = min(starts, default=0.0)
+    def write(self, path: Path, ranks: list[TraceRecorder] | None = None) -> None:
+        """Write the trace atomically, one event per line; gzipped when the name ends in
+        ``.gz`` (Perfetto opens ``.json.gz`` as it is). ``ranks``: every rank's recorder of a
+        distributed job (this one among them), written as one trace with a process per rank
+        and its workers numbered after the ranks before it."""
+        recorders = ranks or [self]
+        with replaced_atomically(path, "w+b", what="trace file") as raw:
+            zipped = gzip.GzipFile(fileobj=raw, mode="wb") if str(path).endswith(".gz") else None
+            f = io.TextIOWrapper(zipped or raw, encoding="utf-8")
+            f.write('{"displayTimeUnit": "ms", ')
+            meta = {
+                "tilecc": _core.version(),
+                "policy": self.policy,
+                "threads": self.threads * len(recorders),
+                "ranks": len(recorders),
+            }
+            f.write(f'"otherData": {json.dumps(meta)}, "traceEvents": [\n')
+            first = True
+            for event in _events(recorders):
+                f.write(("" if first else ",\n") + json.dumps(event))
+                first = False
+            f.write("\n]}\n")
+            f.flush()
+            f.detach()
+            if zipped is not None:
+                zipped.close()
 
-        def us(t: float) -> float:
-            return round((t - origin) * 1e6, 3)
 
-        yield {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "tilecc"}}
-        for w in range(self.threads):
+def _events(recorders: list[TraceRecorder]) -> Iterable[dict[str, Any]]:
+    """The trace events of every rank's recorder: rank r is process r + 1, its worker w is
+    thread r * threads + w (so that every worker of the job has a number of its own), and a
+    batch has the same run number on every rank (the ranks run the same batches)."""
+    starts = [r.start for rec in recorders for r in rec.runs]
+    starts += [i.start for rec in recorders for i in rec.inspections]
+    origin = min(starts, default=0.0)
+    total_workers = sum(rec.threads for rec in recorders)
+
+    def us(t: float) -> float:
+        return round((t - origin) * 1e6, 3)
+
+    first_worker = 0
+    for rank, rec in enumerate(recorders):
+        pid = rank + 1
+        title = "tilecc" if len(recorders) == 1 else f"tilecc rank {rank}"
+        yield {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": title}}
+        for w in range(rec.threads):
             yield {
                 "ph": "M",
-                "pid": 1,
-                "tid": w,
+                "pid": pid,
+                "tid": first_worker + w,
                 "name": "thread_name",
                 "args": {"name": f"worker {w}"},
             }
         yield {
             "ph": "M",
-            "pid": 1,
+            "pid": pid,
             "tid": RUNS_ROW,
             "name": "thread_name",
             "args": {"name": "contractions"},
         }
-        for index, r in enumerate(self.runs):
+        for index, r in enumerate(rec.runs):
             yield {
                 "ph": "X",
-                "pid": 1,
+                "pid": pid,
                 "tid": RUNS_ROW,
                 "name": r.names[0] if len(r.names) == 1 else f"{len(r.names)} contractions",
                 "cat": "run",
@@ -202,10 +239,10 @@ class TraceRecorder:
                 "args": {
                     "run": index,
                     "contractions": r.names,
-                    "workers": r.workers,
+                    "workers": total_workers,
                     "tasks": r.tasks,
                     "shared_calls": r.shared_calls,
-                    "policy": self.policy,
+                    "policy": rec.policy,
                 },
             }
             e = r.events
@@ -219,55 +256,39 @@ class TraceRecorder:
             ):
                 yield {
                     "ph": "X",
-                    "pid": 1,
-                    "tid": worker,
+                    "pid": pid,
+                    "tid": first_worker + worker,
                     "name": PHASES[phase],
                     "cat": "phase",
                     "ts": us(start),
                     "dur": round((end - start) * 1e6, 3),
                     "args": {"run": index, "task": task, "segment": segment},
                 }
-        for i in self.inspections:
+        for i in rec.inspections:
             yield {
                 "ph": "X",
-                "pid": 1,
-                "tid": i.worker,
+                "pid": pid,
+                "tid": first_worker + i.worker,
                 "name": f"inspect {i.name}",
                 "cat": "inspector",
                 "ts": us(i.start),
                 "dur": round(i.seconds * 1e6, 3),
-                "args": {"charged": i.charged},
+                # Each rank builds every plan: the job's inspector time is one rank's.
+                "args": {"charged": i.charged / len(recorders)},
             }
-
-    def write(self, path: Path) -> None:
-        """Write the trace atomically, one event per line; gzipped when the name ends in
-        ``.gz`` (Perfetto opens ``.json.gz`` as it is)."""
-        with replaced_atomically(path, "w+b", what="trace file") as raw:
-            zipped = gzip.GzipFile(fileobj=raw, mode="wb") if str(path).endswith(".gz") else None
-            f = io.TextIOWrapper(zipped or raw, encoding="utf-8")
-            f.write('{"displayTimeUnit": "ms", ')
-            meta = {"tilecc": _core.version(), "policy": self.policy, "threads": self.threads}
-            f.write(f'"otherData": {json.dumps(meta)}, "traceEvents": [\n')
-            first = True
-            for event in self._events():
-                f.write(("" if first else ",\n") + json.dumps(event))
-                first = False
-            f.write("\n]}\n")
-            f.flush()
-            f.detach()
-            if zipped is not None:
-                zipped.close()
+        first_worker += rec.threads
 
 
 @dataclass
 class TraceSummary:
     """What ``tilecc report`` reads back from a trace."""
 
-    threads: int
+    threads: int  # every worker of the job: threads per rank x ranks
     policy: str
     per_contraction: dict[str, Decomposition]
     per_worker: dict[int, dict[str, float]]  # worker -> phase -> seconds
     slices: list[tuple[int, str, float, float]]  # worker, phase, start, duration (seconds)
+    ranks: int = 1  # worker w ran on rank w // (threads // ranks)
 
     @property
     def total(self) -> Decomposition:
@@ -292,7 +313,11 @@ def read_trace(path: Path) -> TraceSummary:
         threads = int(meta["threads"])
         if not 1 <= threads <= MAX_TRACE_WORKERS:
             raise ValueError(f"it claims {threads} workers")
-        return _summarise(data["traceEvents"], threads, str(meta["policy"]))
+        summary = _summarise(data["traceEvents"], threads, str(meta["policy"]))
+        summary.ranks = int(meta.get("ranks", 1))
+        if summary.ranks < 1 or threads % summary.ranks:
+            raise ValueError(f"it claims {summary.ranks} ranks for {threads} workers")
+        return summary
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise ValueError(
             f"{path} is not a tilecc trace ({type(exc).__name__}: {exc}); write one with "

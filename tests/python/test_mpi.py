@@ -188,3 +188,23 @@ def test_a_rank_killed_ends_the_job_and_leaves_the_checkpoint_intact(tmp_path):
     assert job.returncode != 0 and time.monotonic() - killed < 10  # never a hang
     with h5py.File(checkpoint, "r") as h5:  # written atomically: whole, whatever the moment
         assert h5.attrs["cycle"] >= 1
+
+
+def test_one_trace_holds_every_rank_and_report_reads_it(tmp_path):
+    trace = tmp_path / "run.json"
+    run = mpiexec(
+        2, "run", str(WATER), "--basis", "sto-3g", "--threads", "1", "--trace", str(trace)
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    data = json.loads(trace.read_text())
+    assert data["otherData"]["ranks"] == 2 and data["otherData"]["threads"] == 2
+    names = {
+        e["pid"]: e["args"]["name"] for e in data["traceEvents"] if e["name"] == "process_name"
+    }
+    assert names == {1: "tilecc rank 0", 2: "tilecc rank 1"}
+    workers = {(e["pid"], e["tid"]) for e in data["traceEvents"] if e.get("cat") == "phase"}
+    assert workers == {(1, 0), (2, 1)}  # a worker number of its own for every worker of the job
+    report = subprocess.run(
+        [str(BIN / "tilecc"), "report", str(trace)], capture_output=True, text=True, timeout=60
+    )
+    assert report.returncode == 0 and "rank" in report.stdout
