@@ -76,6 +76,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         restart=args.restart,
         bohr=args.bohr,
         trace=args.trace,
+        timings=args.timings,
     )
     try:
         run(opts, console, interrupted=_interrupted.is_set)
@@ -220,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace",
         type=Path,
         help="write a Chrome/Perfetto trace of every contraction here (gzipped if it ends in .gz)",
+    )
+    p.add_argument(
+        "--timings",
+        action="store_true",
+        help="print where the runtime's time went, per contraction (always in --json)",
     )
     p.set_defaults(handler=_run)
     p = sub.add_parser("report", help="time decomposition and charts from a trace")

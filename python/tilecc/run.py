@@ -65,6 +65,8 @@ class RunOptions:
     restart: bool = False
     bohr: bool = False
     trace: Path | None = None
+    #: Print where the runtime's time went (always in the JSON results, under "runtime").
+    timings: bool = False
 
 
 class NotConvergedError(RuntimeError):
@@ -521,7 +523,8 @@ def run(
         f"{timings['scf']:.2f} / {timings['cc']:.2f} / {timings['inspector']:.3f} s",
     )
     console.print(table)
-    console.print(decomposition_table(cc.context))
+    if opts.timings:
+        console.print(decomposition_table(cc.context))
     if opts.trace is not None:
         try:
             cc.context.write_trace(opts.trace)  # every rank gives its part; rank 0 writes

@@ -190,6 +190,7 @@ def test_cli_trace_and_report(tmp_path):
     run = run_cli(
         "run", str(WATER), "--basis", "sto-3g", "--method", "ccsd", "--threads", "2",
         "--policy", "buckets", "--no-refine", "--trace", str(trace), "--json", str(out),
+        "--timings",
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "where the time went" in run.stdout
