@@ -1,7 +1,6 @@
 #include "tilecc/comm.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "tilecc/error.hpp"
 
@@ -126,20 +125,13 @@ void Communicator::broadcast(std::span<double> values) const {
 }
 
 std::vector<task_id_t> rank_share(std::span<const double> costs, const Communicator& comm) {
-  std::vector<task_id_t> order(costs.size());
-  std::iota(order.begin(), order.end(), task_id_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](task_id_t x, task_id_t y) {
-    return costs[static_cast<std::size_t>(x)] > costs[static_cast<std::size_t>(y)];
-  });
-  std::vector<double> load(static_cast<std::size_t>(comm.size()), 0.0);
-  std::vector<task_id_t> mine;
-  for (const task_id_t t : order) {
-    const auto least = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[static_cast<std::size_t>(least)] += costs[static_cast<std::size_t>(t)];
-    if (least == comm.rank()) mine.push_back(t);
-  }
-  std::sort(mine.begin(), mine.end());
-  return mine;
+  LptPartition lpt;
+  const std::vector<int> capacities(static_cast<std::size_t>(comm.size()), 1);
+  lpt.assign(costs, capacities);
+  const auto mine = lpt.bin(static_cast<std::size_t>(comm.rank()));
+  std::vector<task_id_t> share(mine.begin(), mine.end());
+  std::sort(share.begin(), share.end());
+  return share;
 }
 
 task_id_t GlobalCounter::fetch_add(task_id_t n) {

@@ -1,6 +1,7 @@
 #include "tilecc/contract.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <map>
 #include <numeric>
@@ -10,6 +11,7 @@
 #include "tilecc/blas.hpp"
 #include "tilecc/distributed.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/hypergraph.hpp"
 #include "tilecc/kernels/permute.hpp"
 
 namespace tilecc {
@@ -368,24 +370,23 @@ class BatchBlocks {
     offsets_.push_back(0);
     std::vector<std::int64_t> reads, writes;
     for (const BatchItem& item : items) {
-      const std::int64_t a = base(item.a), b = base(item.b), c = base(item.c);
+      const std::array<std::int64_t, 3> first = {base(item.a), base(item.b), base(item.c)};
       const ContractionPlan& plan = item.plan();
-      for (const ContractionPlan::Task& task : plan.tasks()) {
-        reads.clear();
-        writes.clear();
-        for (auto m = task.first_member; m < task.last_member; ++m) {
-          const ContractionPlan::Member& member = plan.members()[static_cast<std::size_t>(m)];
-          writes.push_back(c + member.c_slot);
-          for (auto p = member.first; p < member.first + task.products; ++p) {
-            const ContractionPlan::Product& product = plan.products()[static_cast<std::size_t>(p)];
-            reads.push_back(a + product.a_slot);
-            reads.push_back(b + product.b_slot);
-          }
-        }
+      task_id_t current = 0;
+      auto end_task = [&] {
         append(reads, 0);
         append(writes, 1);
+        reads.clear();
+        writes.clear();
         offsets_.push_back(static_cast<std::int64_t>(blocks_.size()));
-      }
+      };
+      for_each_task_block(
+          plan, [&](task_id_t task, TaskBlockHypergraph::Tensor tensor, slot_t slot) {
+            for (; current < task; ++current) end_task();
+            const std::int64_t id = first[static_cast<std::size_t>(tensor)] + slot;
+            (tensor == TaskBlockHypergraph::Tensor::c ? writes : reads).push_back(id);
+          });
+      for (; current < static_cast<task_id_t>(plan.tasks().size()); ++current) end_task();
     }
   }
   TaskBlocks view() const { return {offsets_, blocks_, writes_, bytes_}; }

@@ -14,24 +14,11 @@ TaskBlockHypergraph task_block_hypergraph(const ContractionPlan& plan) {
   // ascending as it is built; a repeat is the same task reading the block again).
   std::vector<std::vector<task_id_t>> touching[3];
   for (int x = 0; x < 3; ++x) touching[x].resize(static_cast<std::size_t>(shapes[x]->num_blocks()));
-  auto touch = [&](Tensor tensor, slot_t slot, task_id_t task) {
+  for_each_task_block(plan, [&](task_id_t task, Tensor tensor, slot_t slot) {
     std::vector<task_id_t>& tasks =
         touching[static_cast<int>(tensor)][static_cast<std::size_t>(slot)];
     if (tasks.empty() || tasks.back() != task) tasks.push_back(task);
-  };
-  const auto& tasks = plan.tasks();
-  for (std::size_t t = 0; t < tasks.size(); ++t) {
-    const auto id = static_cast<task_id_t>(t);
-    for (auto m = tasks[t].first_member; m < tasks[t].last_member; ++m) {
-      const ContractionPlan::Member& member = plan.members()[static_cast<std::size_t>(m)];
-      touch(Tensor::c, member.c_slot, id);
-      for (std::int64_t p = member.first; p < member.first + tasks[t].products; ++p) {
-        const ContractionPlan::Product& product = plan.products()[static_cast<std::size_t>(p)];
-        touch(Tensor::a, product.a_slot, id);
-        touch(Tensor::b, product.b_slot, id);
-      }
-    }
-  }
+  });
   TaskBlockHypergraph h;
   h.task_weights = plan.modelled_seconds();
   h.pin_offsets.push_back(0);

@@ -84,22 +84,17 @@ const double* MpiStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
   return out;
 }
 
-void MpiStore::accumulate(slot_t slot, const double* values) {
-  const int o = owner(slot);
-  count_write(transfer_to(slot, Transfer::copy), slot);
-  const auto n = static_cast<int>(shape_->block_size(slot));
-  MPI_Accumulate(values, n, MPI_DOUBLE, o, offset_[static_cast<std::size_t>(slot)], n, MPI_DOUBLE,
-                 MPI_SUM, win_);
-  MPI_Win_flush_local(o, win_);  // the caller's buffer may be reused
-}
+void MpiStore::accumulate(slot_t slot, const double* values) { update(slot, values, MPI_SUM); }
 
-void MpiStore::write(slot_t slot, const double* values) {
+void MpiStore::write(slot_t slot, const double* values) { update(slot, values, MPI_REPLACE); }
+
+void MpiStore::update(slot_t slot, const double* values, MPI_Op op) {
   const int o = owner(slot);
   count_write(transfer_to(slot, Transfer::copy), slot);
   const auto n = static_cast<int>(shape_->block_size(slot));
   MPI_Accumulate(values, n, MPI_DOUBLE, o, offset_[static_cast<std::size_t>(slot)], n, MPI_DOUBLE,
-                 MPI_REPLACE, win_);
-  MPI_Win_flush_local(o, win_);
+                 op, win_);
+  MPI_Win_flush_local(o, win_);  // the caller's buffer may be reused
 }
 
 void MpiStore::complete_writes() {

@@ -80,9 +80,8 @@ class Communicator {
 };
 
 /** The tasks (indices into `costs`) this rank runs when the ranks share them by Longest
- *  Processing Time: biggest first, each to the least loaded rank (the lowest on ties). Every rank
- *  given the same costs makes the same split. Returned in index order (neighbouring tasks tend to
- *  read the same blocks). */
+ *  Processing Time (LptPartition, a bin per rank). Every rank given the same costs makes the same
+ *  split. Returned in index order (neighbouring tasks tend to read the same blocks). */
 std::vector<task_id_t> rank_share(std::span<const double> costs, const Communicator& comm);
 
 /**

@@ -42,6 +42,27 @@ struct TaskBlockHypergraph {
   std::int64_t connectivity_cut(std::span<const int> part_of_task) const;
 };
 
+/** visit(task, tensor, slot) for every block each task of `plan` reads (A's and B's, per
+ *  product) or writes (C's, per member), task after task, repeats included: the walk the
+ *  hypergraph and a task pool's block lists are made from. */
+template <class Visit>
+void for_each_task_block(const ContractionPlan& plan, Visit&& visit) {
+  using Tensor = TaskBlockHypergraph::Tensor;
+  const auto& tasks = plan.tasks();
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    const auto id = static_cast<task_id_t>(t);
+    for (auto m = tasks[t].first_member; m < tasks[t].last_member; ++m) {
+      const ContractionPlan::Member& member = plan.members()[static_cast<std::size_t>(m)];
+      visit(id, Tensor::c, member.c_slot);
+      for (std::int64_t p = member.first; p < member.first + tasks[t].products; ++p) {
+        const ContractionPlan::Product& product = plan.products()[static_cast<std::size_t>(p)];
+        visit(id, Tensor::a, slot_t{product.a_slot});
+        visit(id, Tensor::b, slot_t{product.b_slot});
+      }
+    }
+  }
+}
+
 /** The hypergraph of `plan`'s tasks and the blocks they read and write. */
 TaskBlockHypergraph task_block_hypergraph(const ContractionPlan& plan);
 

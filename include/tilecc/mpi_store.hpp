@@ -53,6 +53,8 @@ class MpiStore final : public BlockStore {
   const Communicator& communicator() const { return *comm_; }
 
  private:
+  /** values into the owner's block, element by element with `op` (atomic per element). */
+  void update(slot_t slot, const double* values, MPI_Op op);
   /** The class of a transfer between this rank and the block's owner. */
   Transfer transfer_to(slot_t slot, Transfer local) const;
   std::shared_ptr<Communicator> comm_;
