@@ -98,7 +98,15 @@ void bind_engine(nb::module_& m) {
       .def_prop_ro("nodes", &Communicator::nodes)
       .def("node_of", &Communicator::node_of, nb::arg("rank"))
       .def("barrier", &Communicator::barrier)
-      .def("sum", [](const Communicator& c, double x) { return c.sum(x); }, nb::arg("value"));
+      .def("sum", [](const Communicator& c, double x) { return c.sum(x); }, nb::arg("value"))
+      .def(
+          "share",
+          [](const Communicator& c, const std::vector<double>& costs) {
+            return rank_share(costs, c);
+          },
+          nb::arg("costs"),
+          "This rank's items of work with these costs: LPT over the ranks, the same split on "
+          "every rank, ascending.");
 
   nb::class_<Runtime>(m, "Runtime")
       .def(

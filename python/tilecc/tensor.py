@@ -283,24 +283,40 @@ class Tensor:
         each index's slice of sorted orbitals: a way to load a tensor too large to exist as one
         dense array. Symmetric images are implied, as with :meth:`from_dense_`. On several ranks,
         each computes only the blocks it owns (every rank calls this)."""
-        self.context.settle(self)
-        tiles = [space.tiles for space in self.spaces]
-        shape = self._core.shape
-        for slot in range(shape.num_blocks):
-            if not self._core.owns(slot):
-                continue  # another rank's block: its owner computes it
-            ranges = tuple(
-                slice(offset, offset + extent)
-                for offset, extent in (tiles[k][t] for k, t in enumerate(shape.block_tiles(slot)))
+        for slot, ranges in self.stored_blocks():
+            if self._core.owns(slot):  # another rank's block: its owner computes it
+                self.write_block_(slot, block(ranges))
+        self.complete_writes_()
+
+    def stored_blocks(self) -> list[tuple[int, tuple[slice, ...]]]:
+        """Every stored (canonical) block: its slot, and each index's slice of sorted orbitals."""
+        return [(slot, self._block_ranges(slot)) for slot in range(self._core.shape.num_blocks)]
+
+    def _block_ranges(self, slot: int) -> tuple[slice, ...]:
+        tiles = (space.tiles for space in self.spaces)
+        return tuple(
+            slice(offset, offset + extent)
+            for offset, extent in (
+                axis[t] for axis, t in zip(tiles, self._core.shape.block_tiles(slot))
             )
-            view = self._core.block(slot)
-            values = np.asarray(block(ranges), dtype=np.float64)
-            if values.shape != view.shape:
-                raise ValueError(
-                    f"{self.name}: block {ranges} came back with shape {values.shape}, "
-                    f"not {view.shape}; return one value per element of the ranges."
-                )
-            view[...] = values
+        )
+
+    def write_block_(self, slot: int, values: np.ndarray) -> None:
+        """Write one whole stored block (values over its ranges; symmetric images implied) to
+        the rank that owns it. Writes are visible everywhere after :meth:`complete_writes_`."""
+        self.context.settle(self)
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        expected = tuple(r.stop - r.start for r in self._block_ranges(slot))
+        if values.shape != expected:
+            raise ValueError(
+                f"{self.name}: block {slot} came back with shape {values.shape}, "
+                f"not {expected}; return one value per element of the ranges."
+            )
+        self._core.write_block(slot, values.ravel())
+
+    def complete_writes_(self) -> None:
+        """Make every rank's block writes visible on every rank (collective on several ranks:
+        each calls it once the writes it makes are done; a no-op in one process)."""
         self._core.complete_writes()
 
     def norm(self) -> float:

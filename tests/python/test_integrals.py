@@ -1,4 +1,5 @@
-"""Pair-packed MO integrals read back block by block, against PySCF's unpacked transformation."""
+"""Pair-packed MO integrals read back block by block, and integral classes transformed in
+batches into block tensors, against PySCF's unpacked transformation and dense einsum."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import numpy as np
 import pytest
 from pyscf import ao2mo, gto, scf
 
+from tilecc import Context
+from tilecc.host import integrals
 from tilecc.host.integrals import PackedIntegrals
+from tilecc.host.pyscf import _SPATIAL_SYMMETRY, restricted_problem, spin_orbital_problem
 
 
 @pytest.fixture(scope="module")
@@ -38,3 +42,95 @@ def test_one_shared_transformation_of_all_active_orbitals(water):
     every = np.arange(active.shape[1])
     expected = ao2mo.incore.general(water._eri, (active,) * 4, compact=False)
     assert np.allclose(packed.block(every, every, every, every).reshape(expected.shape), expected)
+
+
+# -- integral classes transformed in batches ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def symmetric_water():
+    mol = gto.M(
+        atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
+        basis="6-31g",
+        symmetry=True,
+        verbose=0,
+    )
+    return scf.RHF(mol).run()
+
+
+@pytest.fixture(scope="module")
+def water_cation():
+    mol = gto.M(
+        atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
+        basis="6-31g",
+        charge=1,
+        spin=1,
+        symmetry=True,
+        verbose=0,
+    )
+    return scf.UHF(mol).run()
+
+
+def spy_on_transformations(monkeypatch, max_elements: int | None) -> list[list[int]]:
+    """Record the orbital counts of every transformation; cap the batches at max_elements."""
+    calls: list[list[int]] = []
+    real = integrals.transform
+
+    def transform(mf, coefficients):
+        calls.append([c.shape[1] for c in coefficients])
+        return real(mf, coefficients)
+
+    monkeypatch.setattr(integrals, "transform", transform)
+    if max_elements is not None:
+        monkeypatch.setattr(integrals, "DEFAULT_BATCH_ELEMENTS", max_elements)
+    return calls
+
+
+@pytest.mark.parametrize("max_elements", [None, 1])
+def test_restricted_classes_in_batches_match_the_whole_transformation(
+    symmetric_water, monkeypatch, max_elements
+):
+    """One batch of everything, or (max_elements=1) one batch per first-index tile: the same
+    integrals as PySCF's transformation of each class as a whole."""
+    mf = symmetric_water
+    calls = spy_on_transformations(monkeypatch, max_elements)
+    problem = restricted_problem(
+        mf, frozen=1, tile=2, context=Context(threads=1), classes=tuple(_SPATIAL_SYMMETRY)
+    )
+    nocc = int(np.count_nonzero(mf.mo_occ))
+    natural = {"o": np.arange(1, nocc), "v": np.arange(nocc, mf.mo_coeff.shape[1])}
+    coeff = {
+        x: mf.mo_coeff[:, natural[x][np.array(space.order)]]
+        for x, space in (("o", problem.occ), ("v", problem.vir))
+    }
+    for name, t in problem.eri.items():
+        chosen = tuple(coeff[x] for x in name)
+        expected = ao2mo.incore.general(mf._eri, chosen, compact=False).reshape(t.shape)
+        assert np.allclose(t.to_dense(), expected, atol=1e-10), name
+    first_tiles = len(problem.occ.tiles) + len(problem.vir.tiles)
+    assert len(calls) == (1 if max_elements is None else first_tiles)
+
+
+@pytest.mark.parametrize("max_elements", [None, 1])
+def test_spin_orbital_classes_in_batches_match_the_dense_antisymmetrized_integrals(
+    water_cation, monkeypatch, max_elements
+):
+    mf = water_cation
+    spy_on_transformations(monkeypatch, max_elements)
+    problem = spin_orbital_problem(mf, tile=3, context=Context(threads=1))
+    occupied = [np.flatnonzero(occ > 0) for occ in mf.mo_occ]
+    virtual = [np.flatnonzero(occ == 0) for occ in mf.mo_occ]
+    # Spin orbitals in natural order: alpha occupied, beta occupied, alpha virtual, beta virtual.
+    columns = [mf.mo_coeff[s][:, p] for group in (occupied, virtual) for s, p in enumerate(group)]
+    spins = [np.full(len(p), s) for group in (occupied, virtual) for s, p in enumerate(group)]
+    c, spin = np.hstack(columns), np.concatenate(spins)
+    eri = ao2mo.restore(1, mf._eri, mf.mol.nao)
+    coulomb = np.einsum("mnls,mp,nq,lr,st->pqrt", eri, c, c, c, c, optimize=True)
+    coulomb *= (spin[:, None] == spin[None, :])[:, :, None, None]
+    coulomb *= (spin[:, None] == spin[None, :])[None, None, :, :]
+    physicists = coulomb.transpose(0, 2, 1, 3) - coulomb.transpose(0, 2, 3, 1)
+    nocc = problem.occ.size
+    order = {"o": np.array(problem.occ.order), "v": nocc + np.array(problem.vir.order)}
+    for name, t in problem.eri.items():
+        expected = physicists[np.ix_(*(order[x] for x in name))]
+        assert np.allclose(t.to_dense(), expected, atol=1e-10), name

@@ -208,3 +208,19 @@ def test_one_trace_holds_every_rank_and_report_reads_it(tmp_path):
         [str(BIN / "tilecc"), "report", str(trace)], capture_output=True, text=True, timeout=60
     )
     assert report.returncode == 0 and "rank" in report.stdout
+
+
+def test_each_rank_transforms_a_share_of_the_integrals():
+    """No rank transforms every integral (or builds them all for the others): each holds a share
+    of the batches, and every rank's tensors hold PySCF's integrals."""
+    job = Path(__file__).with_name("integral_share_job.py")
+    proc = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", "2", sys.executable, str(job)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["error"] < 1e-10
+    assert all(0 < share < result["whole"] for share in result["transformed"])

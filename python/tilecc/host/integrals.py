@@ -1,17 +1,40 @@
-"""Chemists' MO integrals (pq|rs) from one PySCF transformation (density-fitted for a
-density-fitted mean field), kept in PySCF's pair-packed form and read out block by block, so
-that no integral class has to exist as one dense array.
+"""MO integrals (pq|rs) transformed in batches straight into block tensors.
 
-Why one transformation: PySCF's ao2mo makes a pass over the AO integrals on every call, about
-as long as transforming a small class. So the six closed-shell classes share one transformation
-of all active orbitals, and each class's blocks are gathered from it.
+An integral class is loaded batch by batch: a batch is a run of tiles of the class's first index
+with every stored block that starts with one of them, and it is transformed by PySCF over just
+the orbitals those blocks touch on each index (density-fitted for a density-fitted mean field).
+So the host never holds more than one batch of MO integrals (its size is capped by the memory
+budget), a stored block's symmetry restricts what is transformed (the stored blocks of (vv|vv)
+start at their smallest tile, so the batch of tile P needs only orbitals from P on), and on
+several ranks each rank transforms a share of the batches (LPT over their predicted cost) and
+writes the blocks to the ranks that own them: no rank transforms everything or holds a whole
+class.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from tilecc import mpi
+from tilecc.tensor import Tensor
+
+#: The most doubles one batch's transformation holds (its half-transformed and final arrays)
+#: when no memory budget is set: 2 GiB.
+DEFAULT_BATCH_ELEMENTS = 1 << 28
+
+#: Batches made per rank (at least) on several ranks.
+BATCHES_PER_RANK = 3
+
+#: The share of a memory budget that one batch's transformation may hold.
+BUDGET_SHARE = 0.25
+
+#: Reads (pq|rs) for arrays of positions on each index (positions as the caller's index maps
+#: give them).
+Reader = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 class _Pairs:
@@ -30,26 +53,41 @@ class _Pairs:
         return p * self.second + q
 
 
+def transform(mf: Any, coefficients: Sequence[np.ndarray]) -> np.ndarray:
+    """PySCF's pair-packed (pq|rs) over four sets of MO coefficients (a pair whose two sets are
+    equal is packed): from the mean field's AO integrals when it holds them, density-fitted for
+    a density-fitted mean field, else computed from the molecule."""
+    from pyscf import ao2mo
+
+    coefficients = tuple(coefficients)
+    with_df = getattr(mf, "with_df", None)
+    if with_df is not None:
+        # A density-fitted mean field gets density-fitted integrals (sum_L B_pq^L B_rs^L), as
+        # PySCF's CCSD(mf) does for one: exact integrals would pair a DF reference with another
+        # Hamiltonian.
+        array = with_df.ao2mo(coefficients, compact=True)
+    elif getattr(mf, "_eri", None) is not None:
+        array = ao2mo.incore.general(mf._eri, coefficients, compact=True)
+    else:
+        array = ao2mo.general(mf.mol, coefficients, compact=True)
+    return np.asarray(array).reshape(-1, np.asarray(array).shape[-1])
+
+
+def transform_elements(n_ao: int, sizes: Sequence[int]) -> int:
+    """The doubles a transformation over orbital sets of these sizes holds at its peak: the
+    bra pairs half-transformed over the AO pairs, then over the ket pairs."""
+    bra = sizes[0] * sizes[1]
+    ket = sizes[2] * sizes[3]
+    return bra * (n_ao * (n_ao + 1) // 2 + ket)
+
+
 class PackedIntegrals:
-    """(pq|rs) over four sets of MO coefficients (pass the same array object twice for a pair
-    that runs over the same orbitals, so that PySCF packs it)."""
+    """(pq|rs) over four sets of MO coefficients (pass equal arrays for a pair that runs over
+    the same orbitals, so that PySCF packs it), read out block by block."""
 
-    def __init__(self, mf: Any, coefficients: tuple[np.ndarray, ...]) -> None:
-        from pyscf import ao2mo
-
-        eri = getattr(mf, "_eri", None)
-        with_df = getattr(mf, "with_df", None)
-        if with_df is not None:
-            # A density-fitted mean field gets density-fitted integrals (sum_L B_pq^L B_rs^L),
-            # as PySCF's CCSD(mf) does for one: exact integrals would pair a DF reference with
-            # another Hamiltonian.
-            self.array = with_df.ao2mo(coefficients, compact=True)
-        elif eri is not None:
-            self.array = ao2mo.incore.general(eri, coefficients, compact=True)
-        else:
-            self.array = ao2mo.general(mf.mol, coefficients, compact=True)
+    def __init__(self, mf: Any, coefficients: Sequence[np.ndarray]) -> None:
+        self.array = transform(mf, coefficients)
         n = [c.shape[1] for c in coefficients]
-        self.array = self.array.reshape(-1, self.array.shape[-1])
         self.rows = _Pairs(n[0], n[1], self.array.shape[0])
         self.cols = _Pairs(n[2], n[3], self.array.shape[1])
 
@@ -58,3 +96,115 @@ class PackedIntegrals:
         rows = self.rows.index(p[:, None], q[None, :]).ravel()
         cols = self.cols.index(r[:, None], s[None, :]).ravel()
         return self.array[np.ix_(rows, cols)].reshape(len(p), len(q), len(r), len(s))
+
+
+@dataclass(frozen=True)
+class Subset:
+    """Some orbitals of a set, by sorted position in it; `local` finds positions within the
+    subset."""
+
+    positions: np.ndarray
+
+    def local(self, positions: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.positions, positions)
+
+    def same(self, other: Subset) -> bool:
+        return np.array_equal(self.positions, other.positions)
+
+
+@dataclass(frozen=True)
+class IntegralClass:
+    """A tensor of integrals to fill, and the source position of each sorted orbital of each of
+    its indices (positions in one numbering shared by the classes loaded together)."""
+
+    tensor: Tensor
+    index: list[np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Batch:
+    #: (class, slot, ranges) of the stored blocks the batch fills.
+    blocks: list[tuple[int, int, tuple[slice, ...]]]
+    subsets: tuple[Subset, ...]
+
+    def elements(self, n_ao: int) -> int:
+        return transform_elements(n_ao, [len(s.positions) for s in self.subsets])
+
+
+def batch_elements(memory_budget: int | None) -> int:
+    """How many doubles one batch may hold: a share of the memory budget, or the default."""
+    if memory_budget:
+        return max(1, int(memory_budget * BUDGET_SHARE) // 8)
+    return DEFAULT_BATCH_ELEMENTS
+
+
+def load_in_batches(
+    classes: Sequence[IntegralClass],
+    reader_for: Callable[[tuple[Subset, ...]], Reader],
+    n_ao: int,
+    max_elements: int,
+    verify_elements: int = 0,
+) -> None:
+    """Fill every stored block of the classes batch by batch (see the module): one
+    ``reader_for(subsets)`` per batch transforms the integrals over those source positions (a
+    Subset per index) and reads them out for every class. A class of at most
+    ``verify_elements`` dense elements that one batch holds whole, in one process, is read as
+    one dense array and checked against its tensor's symmetry and sparsity (which checks the
+    orbitals' irrep labels). Collective on several ranks."""
+    batches = _batches(classes, n_ao, max_elements)
+    comm = mpi.communicator()
+    mine = (
+        comm.share([float(b.elements(n_ao)) for b in batches])
+        if comm is not None
+        else range(len(batches))
+    )
+    for b in mine:
+        batch = batches[b]
+        read = reader_for(batch.subsets)
+        held = {c for c, _, _ in batch.blocks}
+        for c in sorted(held):
+            t, index = classes[c].tensor, classes[c].index
+            whole = len(batches) == 1
+            if comm is None and whole and t.dense_elements <= verify_elements:
+                t.from_dense_(read(*index), atol=1e-9)
+                continue
+            for _, slot, ranges in (x for x in batch.blocks if x[0] == c):
+                t.write_block_(slot, read(*(position[r] for position, r in zip(index, ranges))))
+        del read  # this batch's integrals go before the next batch's are made
+    for integral_class in classes:
+        integral_class.tensor.complete_writes_()
+
+
+def _batches(classes: Sequence[IntegralClass], n_ao: int, max_elements: int) -> list[_Batch]:
+    """Runs of first-index orbitals (whole tiles) whose transformation stays within
+    max_elements (one tile's blocks may exceed it: they are the smallest batch there is), in a few
+    batches per rank at least."""
+    by_first: dict[int, list[tuple[int, int, tuple[slice, ...]]]] = {}
+    for c, integral_class in enumerate(classes):
+        first = integral_class.index[0]
+        for slot, ranges in integral_class.tensor.stored_blocks():
+            by_first.setdefault(int(first[ranges[0].start]), []).append((c, slot, ranges))
+    groups = [by_first[start] for start in sorted(by_first)]
+
+    def batch(blocks: list[tuple[int, int, tuple[slice, ...]]]) -> _Batch:
+        subsets = tuple(
+            Subset(np.unique(np.concatenate([classes[c].index[k][r[k]] for c, _, r in blocks])))
+            for k in range(4)
+        )
+        return _Batch(blocks, subsets)
+
+    ranks = mpi.world().size
+    if ranks > 1 and groups:
+        # A few batches per rank, so that LPT can even out their unequal sizes.
+        whole = batch([b for g in groups for b in g]).elements(n_ao)
+        max_elements = min(max_elements, -(-whole // (BATCHES_PER_RANK * ranks)))
+    batches: list[_Batch] = []
+    current: list[tuple[int, int, tuple[slice, ...]]] = []
+    for group in groups:
+        if current and batch(current + group).elements(n_ao) > max_elements:
+            batches.append(batch(current))
+            current = []
+        current = current + group
+    if current:
+        batches.append(batch(current))
+    return batches

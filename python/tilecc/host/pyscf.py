@@ -9,22 +9,29 @@ products by XOR), so tilecc stores and computes only symmetry-allowed blocks.
 Integral notation: physicists', antisymmetrized, <pq||rs> = (pr|qs) - (ps|qr) in terms of
 chemists' spatial integrals with matching spins.
 
-Integrals come from one pair-packed PySCF transformation per spin pair (host/integrals.py) and
-are gathered into each tensor one stored block at a time: no array over all orbitals, or over a
-whole integral class, is built, except to check the irrep labels of small classes.
+Each integral class is transformed in batches of its stored blocks, over just the orbitals a
+batch touches, and written into its tensor block by block (host/integrals.py): no array over all
+orbitals, or over a whole integral class, is built, except to check the irrep labels of small
+classes; on several ranks each transforms a share of the batches.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tilecc.context import Context, default_context
-from tilecc.host.integrals import PackedIntegrals
+from tilecc.host.integrals import (
+    IntegralClass,
+    PackedIntegrals,
+    Reader,
+    Subset,
+    batch_elements,
+    load_in_batches,
+)
 from tilecc.space import Space
 from tilecc.symmetry import antisymmetric, antisymmetric_pairs, bra_ket_swap, symmetric
 from tilecc.tensor import Tensor
@@ -120,17 +127,26 @@ def restricted_problem(
     # Coefficient columns already in each space's sorted order, so sorted positions index them.
     coeff = {"o": mf.mo_coeff[:, occ_idx[order["o"]]], "v": mf.mo_coeff[:, vir_idx[order["v"]]]}
     spaces = {"o": occ, "v": vir}
-    sources = _integral_sources(mf, coeff, classes)
-    eri = {}
-    for name in classes:
-        integrals, position = sources[name]
-        index = [position[x] for x in name]
-        t = Tensor(
+    # One numbering of the active orbitals (occupied, then virtual, each in sorted order) for
+    # every class, so that a batch's transformation serves them all.
+    active = np.hstack([coeff["o"], coeff["v"]])
+    start = {"o": 0, "v": occ.size}
+    eri = {
+        name: Tensor(
             [spaces[x] for x in name], _SPATIAL_SYMMETRY[name], name=f"({name})", context=ctx
         )
-        _load_class(t, integrals.block, index)
-        eri[name] = t
-    del sources
+        for name in classes
+    }
+    load_in_batches(
+        [
+            IntegralClass(t, [start[x] + np.arange(spaces[x].size) for x in name])
+            for name, t in eri.items()
+        ],
+        lambda subsets: _spatial_reader(mf, active, subsets),
+        mol.nao,
+        batch_elements(ctx.memory_budget),
+        VERIFY_ELEMENTS,
+    )
     fock_mo = mf.mo_coeff.T @ mf.get_fock() @ mf.mo_coeff
     natural = {"o": occ_idx, "v": vir_idx}
     fock = {}
@@ -142,32 +158,18 @@ def restricted_problem(
     return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), (frozen_set, frozen_set))
 
 
-def _load_class(t: Tensor, read: Callable[..., np.ndarray], index: list[np.ndarray]) -> None:
-    """Fill an integral class with ``read(p, q, r, s)`` (arrays of orbital positions in the
-    source), ``index[k]`` giving the source position of each sorted orbital of index k. Small
-    classes go through one dense array, which checks its symmetry and sparsity (so the irrep
-    labels); larger ones are gathered block by block."""
-    if t.dense_elements <= VERIFY_ELEMENTS:
-        t.from_dense_(read(*index), atol=1e-9)
-    else:
-        t.from_blocks_(lambda ranges: read(*(position[r] for position, r in zip(index, ranges))))
+def _spatial_reader(mf: Any, active: np.ndarray, subsets: tuple[Subset, ...]) -> Reader:
+    """(pq|rs) over the active orbitals of each subset (the columns of ``active``)."""
+    coefficients = [active[:, subset.positions] for subset in subsets]
+    for first, second in ((0, 1), (2, 3)):
+        if subsets[first].same(subsets[second]):
+            coefficients[second] = coefficients[first]  # one set: PySCF packs the pair
+    integrals = PackedIntegrals(mf, coefficients)
 
+    def read(p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return integrals.block(*(sub.local(x) for sub, x in zip(subsets, (p, q, r, s))))
 
-def _integral_sources(
-    mf: Any, coeff: dict[str, np.ndarray], classes: tuple[str, ...]
-) -> dict[str, tuple[PackedIntegrals, dict[str, np.ndarray]]]:
-    """For each class, the packed integrals holding it and the position of each space's sorted
-    orbitals in them. One class is transformed on its own; several share one transformation of
-    all active orbitals (occupied, then virtual)."""
-    size = {x: c.shape[1] for x, c in coeff.items()}
-    if len(classes) == 1:
-        (name,) = classes
-        position = {x: np.arange(n) for x, n in size.items()}
-        return {name: (PackedIntegrals(mf, tuple(coeff[x] for x in name)), position)}
-    active = np.hstack([coeff["o"], coeff["v"]])
-    shared = PackedIntegrals(mf, (active, active, active, active))
-    position = {"o": np.arange(size["o"]), "v": size["o"] + np.arange(size["v"])}
-    return {name: (shared, position) for name in classes}
+    return read
 
 
 def orbital_irreps(mol: Any, coeff: np.ndarray) -> np.ndarray:
@@ -323,40 +325,45 @@ def _reference(mf: Any) -> str:
 
 
 class _SpinCoulomb:
-    """(pq|rs) over spin orbitals, read from spatial MO integrals of each spin pair (one packed
-    transformation per pair; one in all when alpha and beta orbitals are the same), so that no
-    array over all spin orbitals is ever built."""
+    """(pq|rs) over spin orbitals, from spatial MO integrals of each spin combination, each over
+    just the spin orbitals that one subset per index holds (natural spin-orbital indices), so
+    that no array over all spin orbitals is ever built."""
 
     def __init__(
-        self, mf: Any, coefficients: list[np.ndarray], spin: np.ndarray, spatial: np.ndarray
+        self,
+        mf: Any,
+        coefficients: list[np.ndarray],
+        spin: np.ndarray,
+        spatial: np.ndarray,
+        subsets: tuple[Subset, ...],
     ) -> None:
-        self.spin, self.spatial = spin, spatial
-        alpha, beta = coefficients
-        if alpha.shape == beta.shape and np.allclose(alpha, beta, rtol=0.0, atol=1e-13):
-            shared = PackedIntegrals(mf, (alpha, alpha, alpha, alpha))
-            self.sources = {(0, 0): shared, (0, 1): shared, (1, 1): shared}
-        else:
-            self.sources = {
-                (s1, s2): PackedIntegrals(mf, (c1, c1, c2, c2))
-                for (s1, c1), (s2, c2) in itertools.combinations_with_replacement(
-                    enumerate(coefficients), 2
-                )
-            }
+        self.spin = spin
+        self.sources: dict[tuple[int, int], tuple[PackedIntegrals, list[Subset]]] = {}
+        for s1, s2 in itertools.product((0, 1), repeat=2):
+            members = [
+                Subset(subset.positions[spin[subset.positions] == sigma])
+                for subset, sigma in zip(subsets, (s1, s1, s2, s2))
+            ]
+            if any(len(m.positions) == 0 for m in members):
+                continue
+            sets = [
+                coefficients[sigma][:, spatial[m.positions]]
+                for m, sigma in zip(members, (s1, s1, s2, s2))
+            ]
+            for first, second in ((0, 1), (2, 3)):
+                if members[first].same(members[second]):
+                    sets[second] = sets[first]  # one set: PySCF packs the pair
+            self.sources[(s1, s2)] = (PackedIntegrals(mf, sets), members)
 
     def __call__(self, p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """(pq|rs) for arrays of spin-orbital indices (natural order)."""
+        """(pq|rs) for arrays of spin-orbital indices (natural order) within the subsets."""
         out = np.zeros((len(p), len(q), len(r), len(s)))
-        for s1, s2 in itertools.product((0, 1), repeat=2):
+        for (s1, s2), (integrals, members) in self.sources.items():
             masks = [self.spin[x] == sigma for x, sigma in zip((p, q, r, s), (s1, s1, s2, s2))]
             if not all(m.any() for m in masks):
                 continue
-            spatial = [self.spatial[x[m]] for x, m in zip((p, q, r, s), masks)]
-            if s1 <= s2:
-                values = self.sources[(s1, s2)].block(*spatial)
-            else:
-                values = self.sources[(s2, s1)].block(*spatial[2:], *spatial[:2])
-                values = values.transpose(2, 3, 0, 1)
-            out[np.ix_(*masks)] = values
+            local = [subset.local(x[m]) for subset, x, m in zip(members, (p, q, r, s), masks)]
+            out[np.ix_(*masks)] = integrals.block(*local)
         return out
 
     def antisymmetrized(
@@ -438,17 +445,27 @@ def spin_orbital_problem(
     spatial = np.empty(nso, dtype=int)
     for sigma in (0, 1):
         spatial[pos[sigma]] = np.arange(len(pos[sigma]))
-    coulomb = _SpinCoulomb(mf, [coeffs[sigma][:, act[sigma]] for sigma in (0, 1)], spin, spatial)
+    active_coefficients = [coeffs[sigma][:, act[sigma]] for sigma in (0, 1)]
+
+    def reader_for(subsets: tuple[Subset, ...]) -> Reader:
+        # <pq||rs> = (pr|qs) - (ps|qr): chemists' indices p, r or s, q, s or r.
+        ket = Subset(np.union1d(subsets[2].positions, subsets[3].positions))
+        chemists = (subsets[0], ket, subsets[1], ket)
+        return _SpinCoulomb(mf, active_coefficients, spin, spatial, chemists).antisymmetrized
 
     # Natural -> sorted order of each space (Space sorts by spin, irrep, energy).
     sorted_index = {"o": np.array(occ.order), "v": n_occ_so + np.array(vir.order)}
-    eri = {}
-    for name, generators in _INTEGRAL_SYMMETRY.items():
-        idx = [sorted_index[c] for c in name]
-        t = Tensor([spaces[c] for c in name], generators, name=f"<{name}>", context=ctx)
-        _load_class(t, coulomb.antisymmetrized, idx)
-        eri[name] = t
-    del coulomb
+    eri = {
+        name: Tensor([spaces[c] for c in name], generators, name=f"<{name}>", context=ctx)
+        for name, generators in _INTEGRAL_SYMMETRY.items()
+    }
+    load_in_batches(
+        [IntegralClass(t, [sorted_index[c] for c in name]) for name, t in eri.items()],
+        reader_for,
+        mol.nao,
+        batch_elements(ctx.memory_budget),
+        VERIFY_ELEMENTS,
+    )
     fock_so = np.zeros((nso, nso))
     for sigma in (0, 1):
         fock_so[np.ix_(pos[sigma], pos[sigma])] = fock_mo[sigma][np.ix_(act[sigma], act[sigma])]
