@@ -28,12 +28,12 @@ def transform(mf, coefficients):
 
 
 integrals.transform = transform
-mol = gto.M(
-    atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692", basis="6-31g", verbose=0
-)
+mol = gto.M(atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692", basis="6-31g", verbose=0)
 mf = scf.RHF(mol).run()
 mpi.share_mean_field(mf)
-problem = restricted_problem(mf, tile=2, context=Context(threads=1), classes=tuple(_SPATIAL_SYMMETRY))
+problem = restricted_problem(
+    mf, tile=2, context=Context(threads=1), classes=tuple(_SPATIAL_SYMMETRY)
+)
 nocc = int(np.count_nonzero(mf.mo_occ))
 natural = {"o": np.arange(nocc), "v": np.arange(nocc, mf.mo_coeff.shape[1])}
 coeff = {
