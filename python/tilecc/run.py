@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import socket
 import tempfile
 import time
 import warnings
@@ -348,6 +349,10 @@ def run(
         )
         restart = False
     leader = world().leader  # on several ranks, rank 0 alone writes files
+    if world().size > 1:
+        # A launcher names a rank that dies by its process id: this line maps it to the rank.
+        where = mpi.gather(f"{world().rank}: PID {os.getpid()} on {socket.gethostname()}")
+        console.print(f"ranks {', '.join(where)}", highlight=False)
     if opts.checkpoint is not None and leader:
         # Refused now rather than after the SCF when another running job writes this checkpoint
         # (the solver holds the lock while it iterates).

@@ -182,10 +182,15 @@ def test_a_rank_killed_ends_the_job_and_leaves_the_checkpoint_intact(tmp_path):
     ranks = subprocess.run(
         ["pgrep", "-f", f"tilecc run {n2}"], capture_output=True, text=True
     ).stdout.split()
-    os.kill(max(int(pid) for pid in ranks), signal.SIGKILL)
+    victim = max(int(pid) for pid in ranks)
+    os.kill(victim, signal.SIGKILL)
     killed = time.monotonic()
-    job.communicate(timeout=60)
+    output, _ = job.communicate(timeout=60)
     assert job.returncode != 0 and time.monotonic() - killed < 10  # never a hang
+    # The launcher names the dead process by its PID; the run's header maps that to its rank.
+    text = " ".join(output.split())
+    rank = next(r for r in range(2) if f"{r}: PID {victim} on" in text)
+    assert f"PID {victim}" in text.split(f"{rank}: PID {victim}")[1]
     with h5py.File(checkpoint, "r") as h5:  # written atomically: whole, whatever the moment
         assert h5.attrs["cycle"] >= 1
 
