@@ -449,6 +449,86 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
   return stats;
 }
 
+// Adds a run of some of a batch's tasks (`ran[k]` is the batch task the run's task k was) to the
+// batch's whole run: times and phases summed, task times where they belong.
+void add_part(RunStats& whole, const RunStats& part, std::span<const task_id_t> ran) {
+  if (whole.tasks == 0 && whole.seconds == 0.0) whole.start = part.start;
+  whole.tasks += part.tasks;
+  whole.seconds += part.seconds;
+  whole.shared_calls += part.shared_calls;
+  const auto add = [](std::vector<PhaseSeconds>& into, const std::vector<PhaseSeconds>& from) {
+    if (into.size() < from.size()) into.resize(from.size());
+    for (std::size_t w = 0; w < from.size(); ++w)
+      for (std::size_t p = 0; p < from[w].size(); ++p) into[w][p] += from[w][p];
+  };
+  add(whole.phases, part.phases);
+  add(whole.segment_phases, part.segment_phases);
+  for (std::size_t k = 0; k < ran.size(); ++k)
+    whole.task_seconds[static_cast<std::size_t>(ran[k])] = part.task_seconds[k];
+}
+
+enum class Hold : std::uint8_t { take, drop, cache };
+
+// Takes blocks of an item's operands into memory, drops them, or lets them stay as cache.
+void hold(const BatchItem& item, std::span<const StagedBlock> blocks, Hold how) {
+  const BlockStore* stores[3] = {&item.a->store(), &item.b->store(), &item.c->store()};
+  std::vector<slot_t> slots[3];
+  for (const StagedBlock& b : blocks) slots[static_cast<int>(b.tensor)].push_back(b.slot);
+  for (int x = 0; x < 3; ++x) {
+    if (slots[x].empty()) continue;
+    if (how == Hold::take)
+      stores[x]->stage(slots[x]);
+    else
+      stores[x]->release(slots[x], how == Hold::cache);
+  }
+}
+
+// A batch with stage schedules (see staging.hpp): item after item, each through its stages (an
+// item without one runs whole), so every block a running task touches is held in memory and the
+// blocks move only when the schedules say.
+BatchStats run_staged(std::span<const BatchItem> items, Executor& executor, const BatchTasks& tasks,
+                      const Executor::Body& body) {
+  BatchStats stats;
+  stats.run.task_seconds.assign(tasks.costs().size(), 0.0);
+  std::vector<task_id_t> ran;
+  std::vector<double> costs;
+  const auto run = [&] {
+    costs.clear();
+    for (const task_id_t t : ran) costs.push_back(tasks.costs()[static_cast<std::size_t>(t)]);
+    const TaskPool pool{costs, {}, static_cast<int>(items.size()), {}};
+    const RunStats part = executor.run(
+        pool, [&](task_id_t k, int worker) { body(ran[static_cast<std::size_t>(k)], worker); });
+    add_part(stats.run, part, ran);
+  };
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const task_id_t first = tasks.first(i);
+    const Staging& staging = items[i].schedule->staging();
+    if (staging.empty()) {
+      ran.resize(static_cast<std::size_t>(tasks.first(i + 1) - first));
+      std::iota(ran.begin(), ran.end(), first);
+      run();
+      continue;
+    }
+    // What the last step holds stays as cache for whatever runs next (the schedule's I/O is
+    // its own from a cold start; the next contraction may find some of its blocks in memory).
+    for (const Stage& stage : staging) {
+      const bool last_stage = &stage == &staging.back();
+      hold(items[i], stage.shared, Hold::take);
+      for (const StageStep& step : stage.steps) {
+        hold(items[i], step.blocks, Hold::take);
+        ran.clear();
+        for (const task_id_t t : step.tasks) ran.push_back(first + t);
+        run();
+        const bool last = last_stage && &step == &stage.steps.back();
+        hold(items[i], step.blocks, last ? Hold::cache : Hold::drop);
+      }
+      hold(items[i], stage.shared, last_stage ? Hold::cache : Hold::drop);
+    }
+  }
+  record_items(items, tasks, stats);
+  return stats;
+}
+
 }  // namespace
 
 BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine,
@@ -468,6 +548,9 @@ BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, 
   const Executor::Ready ready = [&](task_id_t t) { return tasks.ready(t); };
   if (comm != nullptr && comm->size() > 1)
     return run_distributed(items, executor, tasks, body, *comm);
+  if (std::any_of(items.begin(), items.end(),
+                  [](const BatchItem& item) { return !item.schedule->staging().empty(); }))
+    return run_staged(items, executor, tasks, body);
   TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), tasks.stages()};
   std::optional<BatchBlocks> blocks;
   TaskBlocks blocks_view;

@@ -55,7 +55,9 @@ Runtime::Runtime(RuntimeOptions options, CostModel model, std::shared_ptr<Commun
       options_(prepared(std::move(options), comm_)),
       model_(std::move(model)),
       executor_(options_.threads, options_.policy, options_.policy_options, options_.slow),
-      budget_(std::make_shared<MemoryBudget>(options_.memory_budget_bytes)) {
+      budget_(std::make_shared<MemoryBudget>(options_.memory_budget_bytes)),
+      scratch_(std::make_shared<ScratchSpace>(options_.scratch_directory, options_.keep_scratch,
+                                              options_.memory_budget_bytes)) {
   executor_.set_tracing(options_.trace);
 }
 
@@ -72,7 +74,8 @@ void Runtime::set_cost_model(CostModel model) {
 }
 
 PlanLayout Runtime::layout() const {
-  return options_.policy == "tce" ? PlanLayout::tce : PlanLayout::inspector;
+  if (options_.policy == "tce") return PlanLayout::tce;
+  return options_.store == "disk" ? PlanLayout::staged : PlanLayout::inspector;
 }
 
 PlannedContraction& Runtime::request(const Operand& c, const Operand& a, const Operand& b) {

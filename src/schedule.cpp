@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "tilecc/error.hpp"
 
@@ -20,6 +21,11 @@ void Schedule::correct(const ModelCorrection& correction) {
   estimated_.resize(modelled.size());
   for (std::size_t t = 0; t < modelled.size(); ++t)
     estimated_[t] = correction.scale * modelled[t] + correction.overhead;
+}
+
+void Schedule::set_staging(Staging staging) {
+  check_staging(staging, *plan_);
+  staging_ = std::move(staging);
 }
 
 void Schedule::record_measured(std::span<const double> seconds) {

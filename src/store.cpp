@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "detail/checked.hpp"
+#include "tilecc/disk_store.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/mappings.hpp"
 #include "tilecc/mpi_store.hpp"
@@ -149,6 +150,9 @@ std::map<std::string, StoreFactory>& registry() {
     };
     built["copy"] = [](const BlockShape& s, const StoreResources& r) {
       return std::make_unique<CopyStore>(s, r);
+    };
+    built["disk"] = [](const BlockShape& s, const StoreResources& r) {
+      return std::make_unique<DiskStore>(s, r);
     };
     built["mpi"] = [](const BlockShape& s, const StoreResources& r) {
       TILECC_CHECK(r.comm != nullptr,

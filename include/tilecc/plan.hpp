@@ -24,6 +24,9 @@ enum class PlanLayout {
   /// NWChem TCE's tasks: one per output block, in loop order, with the loop's null tuples kept
   /// (ContractionPlan::loop()) so that the `tce` policy can pay for them as TCE did.
   tce,
+  /// Tasks for stage schedules under a memory budget (staging.hpp): one per output block (or
+  /// slab of one), never stacked, so that the blocks one task holds are few.
+  staged,
 };
 
 /** A tensor's shape with the labels of its indices in an expression, and its name for messages. */

@@ -20,6 +20,7 @@
 #include "tilecc/exec.hpp"
 #include "tilecc/inspect.hpp"
 #include "tilecc/schedule.hpp"
+#include "tilecc/scratch.hpp"
 
 namespace tilecc {
 
@@ -33,6 +34,10 @@ struct RuntimeOptions {
   std::string store = "memory";  ///< the registered store its tensors' blocks live in
   /// Bytes its tensors may hold at once (per rank when distributed); 0: no limit.
   std::int64_t memory_budget_bytes = 0;
+  /// Where the 'disk' store's files go (empty: $TILECC_SCRATCH, else a temporary directory),
+  /// and whether they stay when the job ends.
+  std::string scratch_directory;
+  bool keep_scratch = false;
   SlowWorker slow{};
 };
 
@@ -148,14 +153,19 @@ class Runtime {
   /** A zeroed tensor of this runtime: its blocks in the runtime's store kind, its large storage
    *  through the runtime's mapping cache (collective when distributed). */
   BlockTensor make_tensor(ShapePtr shape) const {
-    return BlockTensor(std::move(shape), options_.store, {mappings_, comm_, traffic_, budget_});
+    return BlockTensor(std::move(shape), options_.store,
+                       {mappings_, comm_, traffic_, budget_, scratch_});
   }
   /** The bytes its tensors hold, against its memory budget. */
   const MemoryBudget& memory() const { return *budget_; }
+  /** Where its disk tensors' files go, and which of their blocks are in memory. */
+  const ScratchSpace& scratch() const { return *scratch_; }
+  ScratchSpace& scratch() { return *scratch_; }
   /** Every block its tensors' stores read and wrote, by transfer class. */
   const Traffic& traffic() const { return *traffic_; }
   const RuntimeStats& stats() const { return stats_; }
-  /** The layout its plans are built in: NWChem TCE's under policy `tce`, else the inspector's. */
+  /** The layout its plans are built in: NWChem TCE's under policy `tce`, unstacked tasks for the
+   *  'disk' store's stage schedules, else the inspector's. */
   PlanLayout layout() const;
 
   /** The cached contraction c += a * b (keyed by the operands' shapes and labels), added unbuilt
@@ -195,6 +205,7 @@ class Runtime {
       std::make_shared<MappingCache>(MappingCache::default_limit_bytes());
   std::shared_ptr<Traffic> traffic_ = std::make_shared<Traffic>();
   std::shared_ptr<MemoryBudget> budget_;
+  std::shared_ptr<ScratchSpace> scratch_;
   std::map<Key, std::unique_ptr<PlannedContraction>> plans_;
   std::vector<PlannedContraction*> order_, pending_;
   std::int64_t next_id_ = 0;

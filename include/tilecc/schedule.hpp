@@ -7,6 +7,7 @@
 
 #include "tilecc/correction.hpp"
 #include "tilecc/plan.hpp"
+#include "tilecc/staging.hpp"
 
 namespace tilecc {
 
@@ -60,6 +61,10 @@ class Schedule {
    *  its layout). */
   void set_policy_name(std::string name) { policy_ = std::move(name); }
   const std::string& policy_name() const { return policy_; }
+  /** The stages its runs go through (checked against the plan); empty: none. */
+  void set_staging(Staging staging);
+  const Staging& staging() const { return staging_; }
+
   /** The plan's summary, with the policy and the model's error on the last run. */
   std::string summary() const;
 
@@ -68,6 +73,7 @@ class Schedule {
   ModelCorrection correction_;
   std::vector<double> estimated_, measured_;
   std::string policy_;
+  Staging staging_;
 };
 
 }  // namespace tilecc

@@ -53,6 +53,7 @@ class TransferCounter {
 };
 
 class Communicator;
+class ScratchSpace;
 
 /** Every block read (fetch) and written (writable, accumulate, write) by the stores of one
  *  runtime's tensors, by transfer class: what moved during a job, whatever tensors came and went.
@@ -69,6 +70,7 @@ struct StoreResources {
   std::shared_ptr<Communicator> comm;
   std::shared_ptr<Traffic> traffic;
   std::shared_ptr<MemoryBudget> budget;
+  std::shared_ptr<ScratchSpace> scratch;  ///< for disk stores
 };
 
 /** Bytes a store holds, counted against a runtime's budget for as long as the store lives. */
@@ -99,7 +101,8 @@ class BudgetShare {
  *  - writable(): a view a task may accumulate into in place, or nullptr, in which case the task
  *    computes its contribution in a buffer and hands it to accumulate();
  *  - accumulate() / write(): block += values, block = values;
- *  - prefetch(): a hint that blocks will be fetched soon, so that a store can start moving them.
+ *  - prefetch(): a hint that blocks will be fetched soon, so that a store can start moving them;
+ *  - stage() / release(): blocks a schedule holds in memory for a while (disk stores).
  *
  * Every transfer is counted (transfers()). Blocks are dense row-major arrays with the extents of
  * their tiles. Element-wise operations (scale, add, packing) work on the resident blocks this
@@ -124,6 +127,15 @@ class BlockStore {
   virtual void accumulate(slot_t slot, const double* values) = 0;
   virtual void write(slot_t slot, const double* values) = 0;
   virtual void prefetch(std::span<const slot_t> slots) const { (void)slots; }
+  /** Keep these blocks in memory until release()d (a stage schedule's loads and unloads; a
+   *  block staged twice is released twice): released, a block leaves memory at once, or with
+   *  `cache`, stays until its room is needed. Stores whose blocks are always in memory ignore
+   *  both. */
+  virtual void stage(std::span<const slot_t> slots) const { (void)slots; }
+  virtual void release(std::span<const slot_t> slots, bool cache = false) const {
+    (void)slots;
+    (void)cache;
+  }
   /** Whether fetch() returns views (a task then need not time it as a transfer). */
   virtual bool zero_copy() const = 0;
   /** Whether this process holds the block (and so computes it in element-wise operations). */

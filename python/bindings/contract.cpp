@@ -2,6 +2,7 @@
 #include "tilecc/contract.hpp"
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -47,13 +48,23 @@ nb::dict trace_events(Executor& ex) {
 }
 
 const char* layout_name(PlanLayout layout) {
-  return layout == PlanLayout::tce ? "tce" : "inspector";
+  switch (layout) {
+    case PlanLayout::tce:
+      return "tce";
+    case PlanLayout::staged:
+      return "staged";
+    case PlanLayout::inspector:
+      break;
+  }
+  return "inspector";
 }
 
 PlanLayout layout_named(const std::string& name) {
-  TILECC_CHECK(name == "tce" || name == "inspector", "unknown plan layout '", name,
-               "'; valid layouts are: inspector, tce.");
-  return name == "tce" ? PlanLayout::tce : PlanLayout::inspector;
+  for (const PlanLayout l : {PlanLayout::inspector, PlanLayout::tce, PlanLayout::staged})
+    if (name == layout_name(l)) return l;
+  TILECC_CHECK(false, "unknown plan layout '", name,
+               "'; valid layouts are: inspector, tce, staged.");
+  return PlanLayout::inspector;
 }
 
 }  // namespace
@@ -149,6 +160,35 @@ void bind_contract(nb::module_& m) {
           nb::arg("refine"))
       .def("model_error", &Schedule::model_error)
       .def_prop_rw("policy", &Schedule::policy_name, &Schedule::set_policy_name)
+      .def(
+          "set_staging",
+          [](Schedule& s,
+             const std::vector<
+                 std::tuple<std::vector<std::pair<int, slot_t>>,
+                            std::vector<std::pair<std::vector<task_id_t>,
+                                                  std::vector<std::pair<int, slot_t>>>>>>& stages) {
+            const auto blocks = [](const std::vector<std::pair<int, slot_t>>& list) {
+              std::vector<StagedBlock> out;
+              for (const auto& [tensor, slot] : list) {
+                TILECC_CHECK(tensor >= 0 && tensor < 3,
+                             "a staged block's operand is 0 (a), 1 (b) or 2 (c), got ", tensor,
+                             ".");
+                out.push_back({static_cast<TaskBlockHypergraph::Tensor>(tensor), slot});
+              }
+              return out;
+            };
+            Staging staging;
+            for (const auto& [shared, steps] : stages) {
+              Stage stage{blocks(shared), {}};
+              for (const auto& [tasks, held] : steps) stage.steps.push_back({tasks, blocks(held)});
+              staging.push_back(std::move(stage));
+            }
+            s.set_staging(std::move(staging));
+          },
+          nb::arg("stages"),
+          "Run the plan through these stages: each (shared blocks, steps), a step (tasks, its "
+          "blocks), a block (operand 0/1/2 for a/b/c, slot). An empty list: no staging.")
+      .def_prop_ro("staged", [](const Schedule& s) { return !s.staging().empty(); })
       .def("summary", &Schedule::summary);
 
   nb::class_<ModelCorrection>(m, "ModelCorrection")

@@ -98,7 +98,8 @@ void bind_engine(nb::module_& m) {
       .def_prop_ro("nodes", &Communicator::nodes)
       .def("node_of", &Communicator::node_of, nb::arg("rank"))
       .def("barrier", &Communicator::barrier)
-      .def("sum", [](const Communicator& c, double x) { return c.sum(x); }, nb::arg("value"))
+      .def(
+          "sum", [](const Communicator& c, double x) { return c.sum(x); }, nb::arg("value"))
       .def(
           "share",
           [](const Communicator& c, const std::vector<double>& costs) {
@@ -113,7 +114,8 @@ void bind_engine(nb::module_& m) {
           "__init__",
           [](Runtime* self, int threads, const std::string& policy, const PolicyOptions& options,
              bool refine, bool trace, const std::string& store, const std::string& slow_worker,
-             std::int64_t memory_budget, std::shared_ptr<Communicator> comm) {
+             std::int64_t memory_budget, std::shared_ptr<Communicator> comm,
+             const std::string& scratch, bool keep_scratch) {
             RuntimeOptions o;
             o.threads = threads;
             o.policy = policy;
@@ -123,11 +125,13 @@ void bind_engine(nb::module_& m) {
             o.store = store;
             o.slow = SlowWorker::parse(slow_worker);
             o.memory_budget_bytes = memory_budget;
+            o.scratch_directory = scratch;
+            o.keep_scratch = keep_scratch;
             new (self) Runtime(std::move(o), CostModel{}, std::move(comm));
           },
           nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("refine"),
           nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"), nb::arg("memory_budget") = 0,
-          nb::arg("comm") = nullptr)
+          nb::arg("comm") = nullptr, nb::arg("scratch") = "", nb::arg("keep_scratch") = false)
       .def_prop_ro(
           "memory",
           [](const Runtime& r) {
@@ -138,6 +142,19 @@ void bind_engine(nb::module_& m) {
             return d;
           },
           "Bytes of tensor storage held now and at most, against the budget (0: none).")
+      .def_prop_ro(
+          "scratch",
+          [](const Runtime& r) {
+            nb::dict d;
+            d["resident_bytes"] = r.scratch().resident();
+            d["resident_high_water_bytes"] = r.scratch().high_water();
+            d["resident_limit_bytes"] = r.scratch().limit();
+            return d;
+          },
+          "The disk tensors' blocks in memory now and at most, against the limit (0: none).")
+      .def(
+          "flush_scratch", [](Runtime& r) { r.scratch().flush(); },
+          "Write back and drop every disk block no stage holds.")
       .def_prop_ro("distributed", &Runtime::distributed)
       .def_prop_ro(
           "traffic",

@@ -163,9 +163,8 @@ void bind_tensor(nb::module_& m) {
             const BlockShape& s = t.shape();
             TILECC_CHECK(b >= 0 && b < s.num_blocks(), "block ", b,
                          " does not exist; the tensor has ", s.num_blocks(), " stored blocks.");
-            TILECC_CHECK(static_cast<extent_t>(values.size()) == s.block_size(b),
-                         "block ", b, " holds ", s.block_size(b), " values, got ",
-                         values.size(), ".");
+            TILECC_CHECK(static_cast<extent_t>(values.size()) == s.block_size(b), "block ", b,
+                         " holds ", s.block_size(b), " values, got ", values.size(), ".");
             t.store().write(b, values.data());
           },
           nb::arg("slot"), nb::arg("values"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from threadpoolctl import threadpool_limits
 from tilecc import _blas, _core, mpi, wisdom
 from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
 from tilecc.options import MAX_THREADS, RuntimeOptions
+from tilecc.staging import BlockHypergraph, staging
 from tilecc.trace import (
     Decomposition,
     Inspection,
@@ -121,6 +123,12 @@ class Context:
     #: Bytes this context's tensors may hold at once (per rank); None: no limit. A tensor that
     #: would go over it is refused, with one sentence, before anything is allocated.
     memory_budget: int | None = None
+    #: With the "disk" store: how contractions move blocks through the memory budget (a name in
+    #: tilecc.staging.SCHEDULES), where the files go (None: $TILECC_SCRATCH, else a temporary
+    #: directory) and whether they stay after the context.
+    staging: str = "two-level"
+    scratch: str | None = None
+    keep_scratch: bool = False
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
     blas_parallel_task_flops: float = 2e9
@@ -221,9 +229,15 @@ class Context:
             os.environ.get("TILECC_SLOW_WORKER", ""),
             self.memory_budget or 0,
             comm,
+            self.scratch or "",
+            self.keep_scratch,
         )
         self._model_given = False
         self._records: dict[int, ContractionRecord] = {}  # by PlannedContraction.id
+        # Out of core: each plan's read-once bound (bytes), by PlannedContraction.id, and the
+        # bound summed over the contractions run.
+        self._io_bounds: dict[int, int] = {}
+        self._io_bound_run = 0
         self._triples = ContextStats()  # only its (T) totals are kept here
         self._recorder = TraceRecorder(self.policy, self.threads) if self.trace else None
 
@@ -330,6 +344,12 @@ class Context:
             record = ContractionRecord(plan.expression)
             record.time.inspector += planned.inspector_charged
             self._records[planned.id] = record
+            if self.store == "disk":
+                # The stage schedule is computed once per plan, as its tasks are (paper 004's
+                # sealed task pool), and charged to the inspector.
+                start = time.perf_counter()
+                self._stage(planned)
+                record.time.inspector += time.perf_counter() - start
             if self._recorder is not None:
                 self._recorder.add_inspection(
                     Inspection(
@@ -340,6 +360,28 @@ class Context:
                         planned.inspector_charged,
                     )
                 )
+
+    def _stage(self, planned: Any) -> None:
+        """Give a plan over disk tensors its stage schedule (none for ``lru``, or without a
+        budget: then every block stays in memory) and note its read-once bound."""
+        h = BlockHypergraph.of_plan(planned.plan)
+        read, written = h.lower_bound()
+        self._io_bounds[planned.id] = read + written
+        if self.memory_budget and self.staging != "lru":
+            planned.schedule.set_staging(staging(h, self.memory_budget, self.staging).for_core(h))
+
+    @property
+    def io(self) -> dict[str, Any]:
+        """What the disk store's tensors read and wrote, against the read-once bound of the
+        contractions run (every block they touch read once, every output block written once)."""
+        traffic = self._runtime.traffic
+        return {
+            "bytes_read": int(traffic["reads"]["disk_read"][0]),
+            "bytes_written": int(traffic["writes"]["disk_write"][0]),
+            "lower_bound_bytes": self._io_bound_run,
+            "schedule": self.staging if self.store == "disk" else "in core",
+            "resident_high_water_bytes": int(self._runtime.scratch["resident_high_water_bytes"]),
+        }
 
     @contextmanager
     def holding_cores(self) -> Iterator[None]:
@@ -474,6 +516,7 @@ class Context:
             [float(len(item.task_seconds)) for item in batch_run.items]
         )
         for queued, item, part, call_share in zip(batch, batch_run.items, parts, call_shares):
+            self._io_bound_run += self._io_bounds.get(queued.entry.id, 0)
             record = self._records[queued.entry.id]
             record.calls += 1
             record.tasks += len(item.task_seconds)

@@ -6,6 +6,7 @@ CC classes, and their validation all come from :class:`RuntimeOptions`.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from dataclasses import dataclass, fields
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tilecc import _core
+from tilecc.staging import SCHEDULES
 
 #: The most worker threads an executor takes (include/tilecc/exec.hpp checks the same).
 MAX_THREADS = 1024
@@ -31,7 +33,13 @@ class RuntimeOptions:
         trace: keep every phase slice, for a Chrome/Perfetto trace.
         store: where blocks live, by registered name (``_core.store_names()``).
         memory_budget: bytes the tensors may hold at once (per rank); None: no limit. A job
-            that would go over it stops, before it allocates, with one sentence.
+            that would go over it stops, before it allocates, with one sentence. With the
+            ``disk`` store, the bytes of blocks held in memory at once.
+        staging: how contractions of tensors in the ``disk`` store move their blocks through a
+            memory budget, by name (``tilecc.staging.SCHEDULES``).
+        scratch: the directory the ``disk`` store's files go in; None: $TILECC_SCRATCH, else a
+            new temporary directory.
+        keep_scratch: leave the ``disk`` store's files when the job ends.
     """
 
     threads: int | None = None
@@ -42,6 +50,9 @@ class RuntimeOptions:
     trace: bool = False
     store: str = "memory"
     memory_budget: int | None = None
+    staging: str = "two-level"
+    scratch: str | None = None
+    keep_scratch: bool = False
 
     def check(self) -> RuntimeOptions:
         """Refuse a bad option with one sentence naming it and the valid values; returns self."""
@@ -58,7 +69,13 @@ class RuntimeOptions:
                 raise ValueError(f"unknown {name} {value!r}; valid ones are: {', '.join(valid)}.")
         if self.memory_budget is not None:
             check_whole(self.memory_budget, "memory_budget (bytes)", 1)
-        for name in ("refine", "trace"):
+        if self.staging not in SCHEDULES:
+            raise ValueError(
+                f"unknown staging {self.staging!r}; valid ones are: {', '.join(SCHEDULES)}."
+            )
+        if self.scratch is not None:
+            check_scratch(self.scratch)
+        for name in ("refine", "trace", "keep_scratch"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
         return self
@@ -85,10 +102,28 @@ class RuntimeOptions:
             trace=getattr(args, "trace", None) is not None,
             store=args.store,
             memory_budget=args.memory_budget,
+            staging=args.staging,
+            scratch=args.scratch,
+            keep_scratch=args.keep_scratch,
         ).check()
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.names()}
+
+
+def check_scratch(path: str) -> None:
+    """One sentence unless ``path`` is a directory this process can write files in."""
+    where = os.fspath(path)
+    if not os.path.isdir(where):
+        raise ValueError(
+            f"the scratch directory {where} does not exist or is not a directory; create it "
+            f"or give --scratch another one."
+        )
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"the scratch directory {where} is not writable; give --scratch a directory you "
+            f"can write in."
+        )
 
 
 def check_whole(value: Any, name: str, low: int, high: int | None = None) -> None:
@@ -176,5 +211,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=byte_size,
         default=default.memory_budget,
         metavar="SIZE",
-        help="most bytes of tensors held at once, per rank, e.g. 8GiB (default: no limit)",
+        help="most bytes of tensors held at once, per rank, e.g. 8GiB; with --store disk, of "
+        "blocks held in memory (default: no limit)",
+    )
+    group.add_argument(
+        "--staging",
+        default=default.staging,
+        help=f"how --store disk moves blocks through the memory budget: "
+        f"{', '.join(SCHEDULES)} (default: {default.staging})",
+    )
+    group.add_argument(
+        "--scratch",
+        default=default.scratch,
+        metavar="DIR",
+        help="where --store disk keeps its files (default: $TILECC_SCRATCH, else a new "
+        "temporary directory)",
+    )
+    group.add_argument(
+        "--keep-scratch",
+        action="store_true",
+        default=default.keep_scratch,
+        help="leave the scratch files when the job ends",
     )

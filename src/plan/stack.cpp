@@ -28,7 +28,7 @@ void ContractionPlan::stack(std::span<const Unit> units, std::span<const std::si
   const extent_t rows_per_task = chunk > 1 && stacking_pays(lead, chunk, prices) ? stack_rows : 0;
   std::size_t g = 0;
   while (g < group.size()) {
-    if (layout_ == PlanLayout::inspector && units[group[g]].flops > most_flops &&
+    if (layout_ != PlanLayout::tce && units[group[g]].flops > most_flops &&
         cut_into_slabs(units[group[g]], most_flops)) {
       ++g;
       continue;

@@ -223,14 +223,15 @@ void ContractionPlan::build(const LabelIds& labels, Prices& prices) {
   // Give back the room reserve_ahead left unused, when it is more than the products themselves.
   if (products_.capacity() > 2 * products_.size()) products_.shrink_to_fit();
   prices.index_recipes(recipes_);
-  if (layout_ == PlanLayout::tce) {
-    // TCE's tasks: one per output block, in loop (slot) order, never stacked.
+  if (layout_ != PlanLayout::inspector) {
+    // TCE's tasks and staged ones: one per output block (staged ones cut into slabs where the
+    // inspector would), in slot order, never stacked.
     std::vector<slot_t> task_slots;
     for (std::size_t i = 0; i < units.size(); ++i) {
       stack(units, {&i, 1}, prices);
       task_slots.push_back(units[i].member.c_slot);
     }
-    build_tce_loop(task_slots);
+    if (layout_ == PlanLayout::tce) build_tce_loop(task_slots);
     return;
   }
   const StackingGroups groups = grouper->groups(memory);

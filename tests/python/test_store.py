@@ -65,6 +65,6 @@ def test_contractions_are_the_same_and_counted_by_class(out, a, b):
 
 def test_an_unknown_store_lists_the_registered_ones():
     with pytest.raises(
-        ValueError, match="unknown block store 'tape'; valid ones are: copy, memory"
+        ValueError, match="unknown block store 'tape'; valid ones are: copy, disk, memory"
     ):
         tilecc.Context(threads=1, store="tape")

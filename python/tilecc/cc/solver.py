@@ -69,6 +69,11 @@ class AmplitudeSolver:
     store: str = "memory"
     #: Bytes the tensors may hold at once (per rank); None: no limit (see tilecc.Context).
     memory_budget: int | None = None
+    #: Out of core (store "disk"): staging schedule, scratch directory, keep the files (see
+    #: tilecc.Context).
+    staging: str = "two-level"
+    scratch: str | None = None
+    keep_scratch: bool = False
     conv_tol: float = 1e-8
     conv_tol_normt: float = 1e-6
     max_cycle: int = 50

@@ -1,0 +1,160 @@
+"""Stage schedules from hypergraph partitioning (paper 004, sections 6.1–6.3), with Mt-KaHyPar:
+
+- one-level: bisect the tasks (connectivity−1, balancing their cost) until each part's blocks fit
+  in memory; a stage per part, holding all of its blocks;
+- read-once: k parts (cut-net, balancing the bytes each task brings) such that the cut blocks and
+  any one part's own blocks fit together; the cut blocks are held throughout and each part's own
+  blocks only while it runs, so every block is read once;
+- two-level: read-once where it fits, else bisect and try each half again.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tilecc.staging.hypergraph import BlockHypergraph
+from tilecc.staging.stages import Stage, Step, held_by, one_step_stage
+
+#: The most parts a read-once partition is searched for (the paper's limit).
+MAX_READ_ONCE_PARTS = 127
+#: Allowed imbalance of the parts' weights: up to 2:1 between two parts, so that a cluster of
+#: tasks sharing blocks need not be cut to even the parts out (whether the parts fit in memory is
+#: checked on the result, not left to the balance).
+EPSILON = 1 / 3
+
+
+@functools.cache
+def _partitioner() -> Any:
+    import mtkahypar
+
+    mtkahypar.set_seed(0)
+    return mtkahypar.initialize(1, False)
+
+
+def partition(
+    h: BlockHypergraph,
+    tasks: Sequence[int],
+    k: int,
+    weights: np.ndarray,
+    cut_net: bool,
+    epsilon: float,
+) -> list[list[int]]:
+    """`tasks` in at most k non-empty parts, balancing `weights` (per task of h) to within
+    `epsilon`, minimising the cut-net or the connectivity−1 metric over the nets the tasks
+    share. Deterministic."""
+    import mtkahypar
+
+    local = {t: i for i, t in enumerate(tasks)}
+    edges, edge_weights = [], []
+    for e, pins in enumerate(h.pins):
+        inside = [local[t] for t in pins if t in local]
+        if len(inside) > 1:
+            edges.append(inside)
+            edge_weights.append(max(1, int(h.net_bytes[e]) // 8))
+    scaled = np.asarray([weights[t] for t in tasks], dtype=float)
+    scaled = np.maximum(1, np.rint(scaled / max(scaled.max(), 1e-300) * 1e6)).astype(int)
+    partitioner = _partitioner()
+    context = partitioner.context_from_preset(mtkahypar.PresetType.DEFAULT)
+    context.logging = False
+    objective = mtkahypar.Objective.CUT if cut_net else mtkahypar.Objective.KM1
+    context.set_partitioning_parameters(k, epsilon, objective)
+    graph = partitioner.create_hypergraph(
+        context, len(tasks), len(edges), edges, scaled.tolist(), edge_weights
+    )
+    parted = graph.partition(context)
+    parts: list[list[int]] = [[] for _ in range(k)]
+    for t in tasks:
+        parts[parted.block_id(local[t])].append(t)
+    return [p for p in parts if p]
+
+
+def task_bytes(h: BlockHypergraph, tasks: Sequence[int]) -> np.ndarray:
+    """Per task of h, the bytes of its blocks shared out among the tasks of `tasks` that touch
+    them (the net-cost weights read-once balances)."""
+    inside = set(tasks)
+    weights = np.zeros(h.tasks)
+    for e, pins in enumerate(h.pins):
+        mine = [t for t in pins if t in inside]
+        for t in mine:
+            weights[t] += h.net_bytes[e] / len(mine)
+    return weights
+
+
+def memory(h: BlockHypergraph, tasks: Sequence[int], nets_of: list[list[int]]) -> int:
+    return int(sum(h.net_bytes[e] for e in held_by(list(tasks), nets_of)))
+
+
+def one_level(h: BlockHypergraph, limit: int) -> list[Stage]:
+    nets_of = h.nets_of()
+
+    def stages(tasks: list[int]) -> list[Stage]:
+        if memory(h, tasks, nets_of) <= limit or len(tasks) == 1:
+            return [one_step_stage(tasks, nets_of)]
+        halves = partition(h, tasks, 2, h.task_weights, False, EPSILON)
+        if len(halves) < 2:
+            halves = [tasks[: len(tasks) // 2], tasks[len(tasks) // 2 :]]
+        return [stage for half in halves for stage in stages(half)]
+
+    return stages(list(range(h.tasks)))
+
+
+def read_once(
+    h: BlockHypergraph, tasks: list[int], limit: int, nets_of: list[list[int]]
+) -> Stage | None:
+    """A read-once stage of `tasks` within `limit` bytes, or None when the search finds none."""
+    total = memory(h, tasks, nets_of)
+    if total <= limit:
+        return one_step_stage(tasks, nets_of)
+    weights = task_bytes(h, tasks)
+    for k in range(max(2, math.ceil(total / limit)), min(MAX_READ_ONCE_PARTS, len(tasks)) + 1):
+        parts = partition(h, tasks, k, weights, True, EPSILON)
+        part_of = {t: p for p, part in enumerate(parts) for t in part}
+        shared = tuple(
+            e
+            for e in held_by(tasks, nets_of)
+            if len({part_of[t] for t in h.pins[e] if t in part_of}) > 1
+        )
+        shared_bytes = int(sum(h.net_bytes[e] for e in shared))
+        if shared_bytes > limit:
+            # More parts cut more blocks, so the cut only grows from here: the search ends (the
+            # paper searches on to 127 parts; past this point no more parts ever fit).
+            return None
+        cut = set(shared)
+        steps = [
+            Step(tuple(part), tuple(e for e in held_by(part, nets_of) if e not in cut))
+            for part in parts
+        ]
+        if all(shared_bytes + int(sum(h.net_bytes[e] for e in s.nets)) <= limit for s in steps):
+            return Stage(shared, tuple(steps))
+    return None
+
+
+def read_once_only(h: BlockHypergraph, limit: int) -> list[Stage]:
+    nets_of = h.nets_of()
+    stage = read_once(h, list(range(h.tasks)), limit, nets_of)
+    if stage is None:
+        raise ValueError(
+            f"no read-once schedule of this contraction holds its shared blocks within "
+            f"{limit} bytes; choose the two-level schedule or a larger memory budget."
+        )
+    return [stage]
+
+
+def two_level(h: BlockHypergraph, limit: int) -> list[Stage]:
+    nets_of = h.nets_of()
+
+    def stages(tasks: list[int]) -> list[Stage]:
+        stage = read_once(h, tasks, limit, nets_of) if len(tasks) > 1 else None
+        if stage is not None or len(tasks) == 1:
+            return [stage or one_step_stage(tasks, nets_of)]
+        halves = partition(h, tasks, 2, task_bytes(h, tasks), False, EPSILON)
+        if len(halves) < 2:
+            halves = [tasks[: len(tasks) // 2], tasks[len(tasks) // 2 :]]
+        return [s for half in halves for s in stages(half)]
+
+    return stages(list(range(h.tasks)))

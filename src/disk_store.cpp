@@ -1,0 +1,150 @@
+#include "tilecc/disk_store.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "detail/checked.hpp"
+#include "tilecc/error.hpp"
+
+namespace tilecc {
+
+namespace {
+
+constexpr extent_t alignment_doubles = 8;  // 64-byte block starts, as the memory store's
+
+std::size_t page_bytes() {
+  static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+std::string file_name(const std::string& directory) {
+  static std::atomic<std::int64_t> next{0};
+  return directory + "/tilecc-" + std::to_string(::getpid()) + "-" +
+         std::to_string(next.fetch_add(1)) + ".blocks";
+}
+
+}  // namespace
+
+DiskStore::DiskStore(const BlockShape& shape, const StoreResources& resources)
+    : BlockStore(shape, resources.traffic), scratch_(resources.scratch) {
+  TILECC_CHECK(scratch_ != nullptr,
+               "the 'disk' block store keeps blocks in a runtime's scratch directory; make the "
+               "tensor through a runtime (or a Context) with store 'disk'.");
+  offsets_.reserve(static_cast<std::size_t>(shape.num_blocks()) + 1);
+  offsets_.push_back(0);
+  for (slot_t b = 0; b < shape.num_blocks(); ++b) {
+    const extent_t size = shape.block_size(b);
+    const extent_t padded =
+        detail::checked_product<extent_t>((size + alignment_doubles - 1) / alignment_doubles,
+                                          alignment_doubles, "a block's padded storage");
+    offsets_.push_back(
+        detail::checked_sum<extent_t>(offsets_.back(), padded, "a tensor's storage"));
+  }
+  mapped_bytes_ = std::max<std::size_t>(
+      detail::checked_product<std::size_t>(static_cast<std::size_t>(offsets_.back()),
+                                           sizeof(double), "a tensor's storage in bytes"),
+      page_bytes());
+  const std::string& directory = scratch_->directory();
+  path_ = file_name(directory);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  TILECC_CHECK(fd_ >= 0, "cannot create a scratch file in ", directory, " (", std::strerror(errno),
+               "); give --scratch a writable directory.");
+  // Reserve the file's space now: a full disk is refused here, not met by a write mid-run.
+  const int reserved = ::posix_fallocate(fd_, 0, static_cast<off_t>(mapped_bytes_));
+  if (reserved != 0) {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+    TILECC_CHECK(false, "the scratch directory ", directory, " has no room for a tensor of ",
+                 mapped_bytes_, " bytes (", std::strerror(reserved),
+                 "); free space there or give --scratch another directory.");
+  }
+  void* p = ::mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) {
+    const int error = errno;
+    ::close(fd_);
+    ::unlink(path_.c_str());
+    TILECC_CHECK(false, "cannot map a disk tensor's file of ", mapped_bytes_, " bytes (",
+                 std::strerror(error), "); raise the process's address-space limit.");
+  }
+  data_ = static_cast<double*>(p);
+  changed_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(shape.num_blocks()));
+}
+
+DiskStore::~DiskStore() {
+  scratch_->forget(this);
+  ::munmap(data_, mapped_bytes_);
+  ::close(fd_);
+  if (!scratch_->keep()) ::unlink(path_.c_str());
+}
+
+double* DiskStore::resident(slot_t slot, bool changing, bool pin) const {
+  double* p = at(slot);
+  if (scratch_->admit(const_cast<DiskStore*>(this), slot, bytes(slot), pin)) {
+    count_read(Transfer::disk_read, slot);
+    // Read it in now, page by page, so that the read is this one and not a fault mid-task.
+    volatile double sink = 0.0;
+    const extent_t step = static_cast<extent_t>(page_bytes() / sizeof(double));
+    for (extent_t i = 0; i < shape_->block_size(slot); i += step) sink = sink + p[i];
+  }
+  if (changing) changed_[static_cast<std::size_t>(slot)].store(true, std::memory_order_relaxed);
+  return p;
+}
+
+void DiskStore::drop(slot_t slot) const {
+  if (changed_[static_cast<std::size_t>(slot)].exchange(false, std::memory_order_relaxed))
+    count_write(Transfer::disk_write, slot);
+  // The whole pages inside the block leave memory (a page it shares with a neighbour stays):
+  // the file keeps the data, and the next access reads it back.
+  const auto page = static_cast<std::uintptr_t>(page_bytes());
+  const auto begin = reinterpret_cast<std::uintptr_t>(at(slot));
+  const auto end = begin + static_cast<std::uintptr_t>(bytes(slot));
+  const std::uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (last > first)
+    ::madvise(reinterpret_cast<void*>(first), static_cast<std::size_t>(last - first),
+              MADV_DONTNEED);
+}
+
+const double* DiskStore::fetch(slot_t slot, ScratchBuffer&) const {
+  const double* p = resident(slot, false, false);
+  count_read(Transfer::view, slot);
+  return p;
+}
+
+double* DiskStore::writable(slot_t slot) {
+  double* p = resident(slot, true, false);
+  count_write(Transfer::view, slot);
+  return p;
+}
+
+void DiskStore::accumulate(slot_t slot, const double* values) {
+  double* x = resident(slot, true, false);
+  count_write(Transfer::copy, slot);
+  for (extent_t i = 0; i < shape_->block_size(slot); ++i) x[i] += values[i];
+}
+
+void DiskStore::write(slot_t slot, const double* values) {
+  double* x = resident(slot, true, false);
+  count_write(Transfer::copy, slot);
+  std::copy_n(values, shape_->block_size(slot), x);
+}
+
+double* DiskStore::block(slot_t slot) { return resident(slot, true, false); }
+
+const double* DiskStore::block(slot_t slot) const { return resident(slot, false, false); }
+
+void DiskStore::stage(std::span<const slot_t> slots) const {
+  for (const slot_t slot : slots) resident(slot, false, true);
+}
+
+void DiskStore::release(std::span<const slot_t> slots, bool cache) const {
+  for (const slot_t slot : slots) scratch_->unpin(const_cast<DiskStore*>(this), slot, !cache);
+}
+
+}  // namespace tilecc
