@@ -101,9 +101,9 @@ void ScratchSpace::forget(DiskStore* store) {
 void ScratchSpace::make_room(std::int64_t bytes) {
   if (limit_ == 0) return;
   while (resident_ + bytes > limit_ && !lru_.empty()) evict(entries_.find(lru_.front()), true);
-  TILECC_CHECK(resident_ + bytes <= limit_,
-               "the blocks a stage holds in memory need more than the ", limit_,
-               "-byte memory limit (", resident_ + bytes, " bytes); raise --memory-budget.");
+  TILECC_CHECK(resident_ + bytes <= limit_, "the memory budget of ", limit_,
+               " bytes cannot hold the disk blocks needed at once (", resident_ + bytes,
+               " bytes); give a budget of at least ", resident_ + bytes, " bytes.");
 }
 
 void ScratchSpace::evict(std::map<Key, Entry>::iterator it, bool in_lru) {

@@ -425,6 +425,9 @@ def run(
         trace=opts.trace is not None,
         store=opts.runtime.store,
         memory_budget=opts.runtime.memory_budget,
+        staging=opts.runtime.staging,
+        scratch=opts.runtime.scratch,
+        keep_scratch=opts.runtime.keep_scratch,
         **extra,
     )
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
@@ -507,6 +510,7 @@ def run(
         },
         "runtime": runtime_summary(cc.context),
         "memory": cc.context.runtime.memory,
+        "io": cc.context.io,
         **per_rank(cc.context),
     }
     table = Table(title=f"{opts.method.upper()} / {opts.basis} on {opts.molecule.name}")

@@ -1,0 +1,208 @@
+"""Out of core (paper 004, section 6): the stage schedules' I/O on a small instance of the size of
+the paper's Figs. 3–4, exact; the disk store's measured bytes equal to a schedule's own count;
+contractions and CC energies identical in core and out of core under every schedule, within
+the memory budget; scratch files removed (or kept); bad budgets and scratch directories refused
+with one sentence."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pyscf import gto, scf
+
+import tilecc
+from tilecc.staging import SCHEDULES, BlockHypergraph, lru_io, staging
+from tilecc.testing import run_cli
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "molecules"
+
+
+@pytest.fixture(scope="module")
+def figure_instance() -> BlockHypergraph:
+    """9 tasks over 6 unit blocks with a memory of 3, as in the paper's figures: three clusters of
+    three tasks, {0, 3, 6} over blocks 1-3, {1, 4, 7} over 1, 2, 4 and {2, 5, 8} over 2, 5, 6
+    (numbered so that the task order interleaves them)."""
+    blocks_of = {0: [1, 3], 3: [2, 3], 6: [1, 2], 1: [1, 4], 4: [2, 4], 7: [1, 4]}
+    blocks_of |= {2: [2, 5], 5: [5, 6], 8: [2, 6]}
+    pins = [np.array(sorted(t for t, b in blocks_of.items() if n in b)) for n in range(1, 7)]
+    return BlockHypergraph(np.ones(9), [("a", n) for n in range(6)], np.ones(6, "int64"), pins)
+
+
+def test_the_schedules_io_on_the_figure_instance_is_exact(figure_instance):
+    h, memory = figure_instance, 3
+    assert h.lower_bound() == (6, 0)
+    assert lru_io(h, memory) == (13, 0)  # the interleaved order thrashes a cache of 3
+    expected = {"getnext": 18, "one-level": 9, "two-level": 7}
+    for name, reads in expected.items():
+        s = staging(h, memory, name)
+        assert s.io(h) == (reads, 0), name
+        assert s.peak(h) <= memory
+    # One-level: the paper's three stages of three blocks (blocks 1 and 2 read again);
+    # two-level keeps blocks 1 and 2 through two of them, read once.
+    one_level = staging(h, memory, "one-level")
+    assert sorted(sorted(step.tasks) for s in one_level.stages for step in s.steps) == [
+        [0, 3, 6], [1, 4, 7], [2, 5, 8]
+    ]  # fmt: skip
+    two_level = staging(h, memory, "two-level")
+    assert sorted(len(s.shared) for s in two_level.stages) == [0, 2]
+    with pytest.raises(ValueError, match="no read-once schedule .* within 3 bytes"):
+        staging(h, memory, "read-once")
+    with pytest.raises(ValueError, match="give a budget of at least 2 bytes"):
+        staging(h, 1, "two-level")
+
+
+def contraction_case(ctx: tilecc.Context, rng: np.random.Generator):
+    o = tilecc.Space.spatial(8, tile=2, kind="occupied", name="o")
+    v = tilecc.Space.spatial(16, tile=4, kind="virtual", name="v")
+    dense = [rng.standard_normal((8, 8, 16, 16)) for _ in range(2)]
+    t, w = (tilecc.Tensor([o, o, v, v], context=ctx) for _ in range(2))
+    t.from_dense_(dense[0])
+    w.from_dense_(dense[1])
+    return t, w, tilecc.Tensor([o, o, o, o], context=ctx), dense
+
+
+@pytest.mark.parametrize("schedule", [name for name in SCHEDULES if name != "read-once"])
+def test_a_contraction_through_disk_moves_what_its_schedule_says(tmp_path, schedule):
+    """From a cold start (nothing of the tensors in memory) to a flushed end, the disk store
+    reads and writes exactly the bytes the schedule counts; the result is numpy's; the blocks in
+    memory never exceed the budget; the scratch files go with the tensors."""
+    budget = 200_000
+    ctx = tilecc.Context(
+        threads=2, store="disk", memory_budget=budget, staging=schedule, scratch=str(tmp_path)
+    )
+    t, w, c, dense = contraction_case(ctx, np.random.default_rng(3))
+    ctx.runtime.flush_scratch()
+    before = ctx.io
+    c["ijkl"] += t["ijab"] * w["klab"]
+    c.context.settle(c)
+    ctx.runtime.flush_scratch()
+    after = ctx.io
+    read = after["bytes_read"] - before["bytes_read"]
+    written = after["bytes_written"] - before["bytes_written"]
+    planned = next(p for p in ctx.runtime.contractions() if p.built)
+    h = BlockHypergraph.of_plan(planned.plan)
+    bound = sum(h.lower_bound())
+    assert after["lower_bound_bytes"] - before["lower_bound_bytes"] == bound
+    if schedule != "lru":
+        assert (read, written) == staging(h, budget, schedule).io(h)
+    assert read + written >= bound
+    assert after["resident_high_water_bytes"] <= budget
+    expected = np.einsum("ijab,klab->ijkl", *dense)
+    np.testing.assert_allclose(c.to_dense(), expected, atol=1e-11)
+    assert list(tmp_path.iterdir())  # the tensors' files, while they live
+    del t, w, c, ctx
+    assert not list(tmp_path.iterdir())
+
+
+def test_two_level_moves_less_than_one_level_the_cache_and_getnext(tmp_path):
+    moved = {}
+    for schedule in ("getnext", "lru", "one-level", "two-level"):
+        ctx = tilecc.Context(threads=1, store="disk", memory_budget=60_000, staging=schedule)
+        t, w, c, _ = contraction_case(ctx, np.random.default_rng(3))
+        ctx.runtime.flush_scratch()
+        before = ctx.io
+        c["ijkl"] += t["ijab"] * w["klab"]
+        c.context.settle(c)
+        ctx.runtime.flush_scratch()
+        moved[schedule] = sum(ctx.io[k] - before[k] for k in ("bytes_read", "bytes_written"))
+    assert moved["two-level"] < moved["one-level"] < moved["lru"] < moved["getnext"]
+
+
+@pytest.fixture(scope="module")
+def water():
+    mol = gto.M(
+        atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
+        basis="6-31g",
+        symmetry=True,
+        verbose=0,
+    )
+    return scf.RHF(mol).run()
+
+
+@pytest.mark.parametrize("schedule", list(SCHEDULES))
+def test_ccsd_energies_are_the_in_core_ones_under_every_schedule(water, schedule):
+    in_core = tilecc.CCSD(water, threads=2, tile=4).run()
+    budget = in_core.context.runtime.memory["high_water_bytes"] // 4
+    if schedule == "read-once":
+        budget = in_core.context.runtime.memory["high_water_bytes"]  # where it exists
+    out = tilecc.CCSD(
+        water, threads=2, tile=4, store="disk", memory_budget=budget, staging=schedule
+    ).run()
+    assert out.e_corr == pytest.approx(in_core.e_corr, abs=1e-10)
+    assert out.context.io["resident_high_water_bytes"] <= budget
+    assert out.context.io["bytes_read"] > 0
+
+
+def test_a_budget_below_one_task_names_the_smallest_that_works(water, tmp_path):
+    with pytest.raises(ValueError, match=r"give a budget of at least \d+ bytes"):
+        tilecc.CCSD(water, threads=1, store="disk", memory_budget=1_000).run()
+
+
+def test_bad_scratch_directories_are_one_sentence(tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(ValueError, match="does not exist or is not a directory"):
+        tilecc.Context(threads=1, store="disk", scratch=str(missing))
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who can write anywhere")
+        with pytest.raises(ValueError, match="is not writable"):
+            tilecc.Context(threads=1, store="disk", scratch=str(locked))
+    finally:
+        locked.chmod(0o700)
+
+
+def test_a_full_scratch_disk_is_refused_before_the_run(tmp_path):
+    """A file-size limit stands in for a full disk: the tensor's space is reserved when it is
+    made, so the job stops then, with one sentence, rather than at a write mid-run."""
+    script = textwrap.dedent(
+        f"""
+        import resource, signal
+        import tilecc
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+        ctx = tilecc.Context(threads=1, store="disk", scratch={str(tmp_path)!r})
+        v = tilecc.Space.spatial(64, tile=16)
+        try:
+            tilecc.Tensor([v, v, v], context=ctx)
+        except ValueError as e:
+            print(e)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "has no room for a tensor of" in proc.stdout
+    assert "give --scratch another directory" in proc.stdout
+    assert not list(tmp_path.iterdir())  # nothing half-made left behind
+
+
+def test_the_cli_runs_out_of_core_and_reports_its_io(tmp_path):
+    results = tmp_path / "out.json"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    common = ["run", str(EXAMPLES / "water.xyz"), "--basis", "6-31g", "--threads", "1"]
+    proc = run_cli(
+        *common,
+        "--store", "disk", "--memory-budget", "200kB", "--staging", "two-level",
+        "--scratch", str(scratch), "--keep-scratch", "--json", str(results),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    io = json.loads(results.read_text())["io"]
+    assert io["schedule"] == "two-level"
+    # Summed over the job's contractions, each one's read-once bound; blocks that stay in memory
+    # from one contraction to the next are not read again, so a job may move less.
+    assert io["bytes_read"] > 0 and io["lower_bound_bytes"] > 0
+    assert io["resident_high_water_bytes"] <= 200_000
+    assert list(scratch.iterdir())  # kept
+    bad = run_cli(*common, "--store", "disk", "--staging", "fifo")
+    assert bad.returncode == 2
+    assert "unknown staging 'fifo'; valid ones are: lru, getnext" in " ".join(bad.stdout.split())
