@@ -52,7 +52,7 @@ def test_the_schedules_io_on_the_figure_instance_is_exact(figure_instance):
     ]  # fmt: skip
     two_level = staging(h, memory, "two-level")
     assert sorted(len(s.shared) for s in two_level.stages) == [0, 2]
-    with pytest.raises(ValueError, match="no read-once schedule .* within 3 bytes"):
+    with pytest.raises(ValueError, match=r"no read-once schedule .* within 3 bytes"):
         staging(h, memory, "read-once")
     with pytest.raises(ValueError, match="give a budget of at least 2 bytes"):
         staging(h, 1, "two-level")
