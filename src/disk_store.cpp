@@ -18,6 +18,8 @@ namespace tilecc {
 namespace {
 
 constexpr extent_t alignment_doubles = 8;  // 64-byte block starts, as the memory store's
+// Linux's default fault-around window (/sys/kernel/mm/.../fault_around_bytes: 64 KiB).
+constexpr extent_t fault_around_doubles = 64 * 1024 / sizeof(double);
 
 std::size_t page_bytes() {
   static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -39,13 +41,21 @@ DiskStore::DiskStore(const BlockShape& shape, const StoreResources& resources)
                "tensor through a runtime (or a Context) with store 'disk'.");
   offsets_.reserve(static_cast<std::size_t>(shape.num_blocks()) + 1);
   offsets_.push_back(0);
+  // A block of a fault-around window or more starts and ends on window boundaries: a read
+  // fault maps the pages around it that the page cache holds, up to the aligned window, and
+  // they would be in memory unknown to the scratch space if they were another block's. Blocks
+  // of a page or more start and end on pages (when one leaves memory all its pages do); smaller
+  // ones are packed, and may keep a neighbour's pages mapped a while.
+  const auto page = static_cast<extent_t>(page_bytes() / sizeof(double));
+  const extent_t window = fault_around_doubles;
   for (slot_t b = 0; b < shape.num_blocks(); ++b) {
     const extent_t size = shape.block_size(b);
+    const extent_t unit = size >= window ? window : size >= page ? page : alignment_doubles;
+    const extent_t start = (offsets_.back() + unit - 1) / unit * unit;
     const extent_t padded =
-        detail::checked_product<extent_t>((size + alignment_doubles - 1) / alignment_doubles,
-                                          alignment_doubles, "a block's padded storage");
-    offsets_.push_back(
-        detail::checked_sum<extent_t>(offsets_.back(), padded, "a tensor's storage"));
+        detail::checked_product<extent_t>((size + unit - 1) / unit, unit, "a block's storage");
+    offsets_.back() = start;
+    offsets_.push_back(detail::checked_sum<extent_t>(start, padded, "a tensor's storage"));
   }
   mapped_bytes_ = std::max<std::size_t>(
       detail::checked_product<std::size_t>(static_cast<std::size_t>(offsets_.back()),
@@ -74,6 +84,9 @@ DiskStore::DiskStore(const BlockShape& shape, const StoreResources& resources)
                  std::strerror(error), "); raise the process's address-space limit.");
   }
   data_ = static_cast<double*>(p);
+  // No read-ahead or fault-around: a fault maps the page asked for, not its neighbours (other
+  // blocks, which would be in memory without the scratch space knowing).
+  ::madvise(p, mapped_bytes_, MADV_RANDOM);
   changed_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(shape.num_blocks()));
 }
 
@@ -100,11 +113,11 @@ double* DiskStore::resident(slot_t slot, bool changing, bool pin) const {
 void DiskStore::drop(slot_t slot) const {
   if (changed_[static_cast<std::size_t>(slot)].exchange(false, std::memory_order_relaxed))
     count_write(Transfer::disk_write, slot);
-  // The whole pages inside the block leave memory (a page it shares with a neighbour stays):
-  // the file keeps the data, and the next access reads it back.
+  // The whole pages inside the block's storage leave memory (a page it shares with a packed
+  // neighbour stays): the file keeps the data, and the next access reads it back.
   const auto page = static_cast<std::uintptr_t>(page_bytes());
   const auto begin = reinterpret_cast<std::uintptr_t>(at(slot));
-  const auto end = begin + static_cast<std::uintptr_t>(bytes(slot));
+  const auto end = reinterpret_cast<std::uintptr_t>(at(slot + 1));  // the storage's end
   const std::uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
   if (last > first)
     ::madvise(reinterpret_cast<void*>(first), static_cast<std::size_t>(last - first),

@@ -16,10 +16,14 @@ struct StagedBlock {
   slot_t slot = 0;
 };
 
-/** Tasks run together with blocks held only while they run (read-once's local blocks). */
+/** Tasks run together with blocks held only while they run (read-once's local blocks). A
+ *  streamed step holds only its output blocks: its tasks (one whose blocks outgrow the memory
+ *  limit, such as a full reduction to a scalar) read their operand blocks through the store
+ *  product by product, each taken in as it is needed and let go when room is. */
 struct StageStep {
   std::vector<task_id_t> tasks;
   std::vector<StagedBlock> blocks;
+  bool streamed = false;
 };
 
 /** Blocks held through all of a stage's steps (read-once's shared blocks, the cut nets), and the

@@ -59,6 +59,19 @@ const char* layout_name(PlanLayout layout) {
   return "inspector";
 }
 
+// A stage step as Python gives it: tasks, held blocks as (operand, slot), streamed.
+using StepIn = std::tuple<std::vector<task_id_t>, std::vector<std::pair<int, slot_t>>, bool>;
+
+std::vector<StagedBlock> staged_blocks(const std::vector<std::pair<int, slot_t>>& list) {
+  std::vector<StagedBlock> out;
+  for (const auto& [tensor, slot] : list) {
+    TILECC_CHECK(tensor >= 0 && tensor < 3,
+                 "a staged block's operand is 0 (a), 1 (b) or 2 (c), got ", tensor, ".");
+    out.push_back({static_cast<TaskBlockHypergraph::Tensor>(tensor), slot});
+  }
+  return out;
+}
+
 PlanLayout layout_named(const std::string& name) {
   for (const PlanLayout l : {PlanLayout::inspector, PlanLayout::tce, PlanLayout::staged})
     if (name == layout_name(l)) return l;
@@ -164,30 +177,20 @@ void bind_contract(nb::module_& m) {
           "set_staging",
           [](Schedule& s,
              const std::vector<
-                 std::tuple<std::vector<std::pair<int, slot_t>>,
-                            std::vector<std::pair<std::vector<task_id_t>,
-                                                  std::vector<std::pair<int, slot_t>>>>>>& stages) {
-            const auto blocks = [](const std::vector<std::pair<int, slot_t>>& list) {
-              std::vector<StagedBlock> out;
-              for (const auto& [tensor, slot] : list) {
-                TILECC_CHECK(tensor >= 0 && tensor < 3,
-                             "a staged block's operand is 0 (a), 1 (b) or 2 (c), got ", tensor,
-                             ".");
-                out.push_back({static_cast<TaskBlockHypergraph::Tensor>(tensor), slot});
-              }
-              return out;
-            };
+                 std::tuple<std::vector<std::pair<int, slot_t>>, std::vector<StepIn>>>& stages) {
             Staging staging;
             for (const auto& [shared, steps] : stages) {
-              Stage stage{blocks(shared), {}};
-              for (const auto& [tasks, held] : steps) stage.steps.push_back({tasks, blocks(held)});
+              Stage stage{staged_blocks(shared), {}};
+              for (const auto& [tasks, held, streamed] : steps)
+                stage.steps.push_back({tasks, staged_blocks(held), streamed});
               staging.push_back(std::move(stage));
             }
             s.set_staging(std::move(staging));
           },
           nb::arg("stages"),
           "Run the plan through these stages: each (shared blocks, steps), a step (tasks, its "
-          "blocks), a block (operand 0/1/2 for a/b/c, slot). An empty list: no staging.")
+          "blocks, streamed), a block (operand 0/1/2 for a/b/c, slot). An empty list: no "
+          "staging.")
       .def_prop_ro("staged", [](const Schedule& s) { return !s.staging().empty(); })
       .def("summary", &Schedule::summary);
 

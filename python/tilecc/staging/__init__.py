@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from tilecc.staging.hypergraph import BlockHypergraph
 from tilecc.staging.partition import one_level, read_once_only, two_level
-from tilecc.staging.stages import Stage, Staging, one_step_stage
+from tilecc.staging.stages import Stage, Staging, largest_operands, one_step_stage, streamed_stage
 
 __all__ = ["SCHEDULES", "BlockHypergraph", "Staging", "lru_io", "smallest_memory", "staging"]
 
@@ -39,25 +39,40 @@ SCHEDULES: dict[str, Callable[[BlockHypergraph, int], list[Stage]] | None] = {
 
 
 def smallest_memory(h: BlockHypergraph) -> int:
-    """The fewest bytes any schedule needs: the blocks of the task that touches the most."""
+    """The fewest bytes a schedule needs: for every task, its output blocks and its largest
+    block of each operand (what one product holds when its operands are streamed)."""
     return max(
-        (int(sum(h.net_bytes[e] for e in nets)) for nets in h.nets_of()),
+        (
+            int(sum(h.net_bytes[e] for e in nets if h.written(e))) + largest_operands(h, nets)
+            for nets in h.nets_of()
+        ),
         default=0,
     )
 
 
 def staging(h: BlockHypergraph, limit: int, name: str) -> Staging:
-    """The named schedule's stages of a contraction within ``limit`` bytes held at once."""
+    """The named schedule's stages of a contraction within ``limit`` bytes held at once. Tasks
+    whose blocks do not fit at once (a full reduction to a scalar reads every block) are left
+    out of the schedule and run alone at its end, streaming their operands."""
     if name not in SCHEDULES:
         raise ValueError(f"unknown staging {name!r}; valid ones are: {', '.join(SCHEDULES)}.")
     need = smallest_memory(h)
     if need > limit:
         raise ValueError(
-            f"the memory budget of {limit} bytes is smaller than the blocks one task of a "
+            f"the memory budget of {limit} bytes is smaller than what one task of a "
             f"contraction needs at once ({need} bytes); give a budget of at least {need} bytes."
         )
     make = SCHEDULES[name]
-    return Staging(name, tuple(make(h, limit)) if make is not None else ())
+    if make is None:
+        return Staging(name)
+    nets_of = h.nets_of()
+    fits = [sum(int(h.net_bytes[e]) for e in nets) <= limit for nets in nets_of]
+    if all(fits):
+        return Staging(name, tuple(make(h, limit)))
+    kept = [t for t in range(h.tasks) if fits[t]]
+    stages = [stage.renumbered(kept) for stage in make(h.restricted(kept), limit)] if kept else []
+    streamed = [streamed_stage(h, t, nets_of) for t in range(h.tasks) if not fits[t]]
+    return Staging(name, tuple(stages + streamed))
 
 
 def lru_io(h: BlockHypergraph, limit: int) -> tuple[int, int]:

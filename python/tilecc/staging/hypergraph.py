@@ -50,6 +50,18 @@ class BlockHypergraph:
                 touched[t].append(e)
         return touched
 
+    def restricted(self, tasks: list[int]) -> BlockHypergraph:
+        """The hypergraph of some of the tasks, numbered 0.. in the order given; the nets keep
+        their numbers (a net no kept task touches has no pins)."""
+        local = np.full(self.tasks, -1, dtype=np.int64)
+        local[np.asarray(tasks, dtype=np.int64)] = np.arange(len(tasks))
+        return BlockHypergraph(
+            self.task_weights[np.asarray(tasks, dtype=np.int64)],
+            self.nets,
+            self.net_bytes,
+            [np.sort(local[p][local[p] >= 0]) for p in self.pins],
+        )
+
     def lower_bound(self) -> tuple[int, int]:
         """(bytes read, bytes written) when every block is read once and every output block
         written once: the least I/O any schedule can do (the read-once bound)."""

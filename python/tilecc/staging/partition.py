@@ -28,6 +28,19 @@ MAX_READ_ONCE_PARTS = 127
 EPSILON = 1 / 3
 
 
+#: What the weights of a partitioning problem are scaled to sum to, at most (well inside 2^31).
+WEIGHT_TOTAL = 10**8
+
+
+def _scaled(values: np.ndarray) -> np.ndarray:
+    """Positive whole weights in proportion to ``values`` (at least 1 each), summing to at most
+    about WEIGHT_TOTAL."""
+    if values.size == 0:
+        return values.astype(int)
+    total = max(float(values.sum()), 1e-300)
+    return np.maximum(1, np.floor(values * (WEIGHT_TOTAL / total))).astype(int)
+
+
 @functools.cache
 def _partitioner() -> Any:
     import mtkahypar
@@ -50,14 +63,16 @@ def partition(
     import mtkahypar
 
     local = {t: i for i, t in enumerate(tasks)}
-    edges, edge_weights = [], []
+    edges, edge_bytes = [], []
     for e, pins in enumerate(h.pins):
         inside = [local[t] for t in pins if t in local]
         if len(inside) > 1:
             edges.append(inside)
-            edge_weights.append(max(1, int(h.net_bytes[e]) // 8))
-    scaled = np.asarray([weights[t] for t in tasks], dtype=float)
-    scaled = np.maximum(1, np.rint(scaled / max(scaled.max(), 1e-300) * 1e6)).astype(int)
+            edge_bytes.append(float(h.net_bytes[e]))
+    # Mt-KaHyPar's weights are 32-bit integers, their sums included: both are scaled to sum to
+    # at most WEIGHT_TOTAL.
+    edge_weights = _scaled(np.asarray(edge_bytes)).tolist()
+    scaled = _scaled(np.asarray([weights[t] for t in tasks], dtype=float))
     partitioner = _partitioner()
     context = partitioner.context_from_preset(mtkahypar.PresetType.DEFAULT)
     context.logging = False

@@ -4,6 +4,7 @@ holds at once."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tilecc.staging.hypergraph import OPERANDS, BlockHypergraph
@@ -13,12 +14,22 @@ from tilecc.staging.hypergraph import OPERANDS, BlockHypergraph
 class Step:
     tasks: tuple[int, ...]
     nets: tuple[int, ...]  # held while the step's tasks run
+    #: Operand blocks the tasks read one product at a time instead of holding them (a task
+    #: whose blocks outgrow the memory; see StageStep in include/tilecc/staging.hpp).
+    streamed: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class Stage:
     shared: tuple[int, ...]  # nets held through every step
     steps: tuple[Step, ...]
+
+    def renumbered(self, tasks: Sequence[int]) -> Stage:
+        """The stage with task t renamed tasks[t] (a schedule of a restricted hypergraph)."""
+        return Stage(
+            self.shared,
+            tuple(Step(tuple(tasks[t] for t in s.tasks), s.nets, s.streamed) for s in self.steps),
+        )
 
 
 @dataclass(frozen=True)
@@ -34,17 +45,20 @@ class Staging:
         read = written = 0
         for stage in self.stages:
             held = list(stage.shared) + [e for step in stage.steps for e in step.nets]
-            read += sum(int(h.net_bytes[e]) for e in held)
+            streamed = [e for step in stage.steps for e in step.streamed]
+            read += sum(int(h.net_bytes[e]) for e in held + streamed)
             written += sum(int(h.net_bytes[e]) for e in held if h.written(e))
         return read, written
 
     def peak(self, h: BlockHypergraph) -> int:
-        """The most bytes held at once."""
+        """The most bytes held at once (a streamed step's: its outputs, and its largest block of
+        each operand)."""
         most = 0
         for stage in self.stages:
             shared = sum(int(h.net_bytes[e]) for e in stage.shared)
             for step in stage.steps:
-                most = max(most, shared + sum(int(h.net_bytes[e]) for e in step.nets))
+                held = shared + sum(int(h.net_bytes[e]) for e in step.nets)
+                most = max(most, held + largest_operands(h, step.streamed))
         return most
 
     def for_core(self, h: BlockHypergraph) -> list[tuple[list, list]]:
@@ -54,9 +68,21 @@ class Staging:
             return [(OPERANDS.index(h.nets[e][0]), h.nets[e][1]) for e in nets]
 
         return [
-            (blocks(s.shared), [(list(step.tasks), blocks(step.nets)) for step in s.steps])
+            (
+                blocks(s.shared),
+                [(list(step.tasks), blocks(step.nets), bool(step.streamed)) for step in s.steps],
+            )
             for s in self.stages
         ]
+
+
+def largest_operands(h: BlockHypergraph, nets: Sequence[int]) -> int:
+    """The bytes of the largest block of a and of b among ``nets``: the most one product of a
+    streamed task holds of its operands."""
+    return sum(
+        max((int(h.net_bytes[e]) for e in nets if h.nets[e][0] == operand), default=0)
+        for operand in "ab"
+    )
 
 
 def held_by(tasks: list[int], nets_of: list[list[int]]) -> tuple[int, ...]:
@@ -67,3 +93,10 @@ def held_by(tasks: list[int], nets_of: list[list[int]]) -> tuple[int, ...]:
 def one_step_stage(tasks: list[int], nets_of: list[list[int]]) -> Stage:
     """A stage holding every block of its tasks for all of them."""
     return Stage((), (Step(tuple(tasks), held_by(tasks, nets_of)),))
+
+
+def streamed_stage(h: BlockHypergraph, task: int, nets_of: list[list[int]]) -> Stage:
+    """A stage of one task that holds its output blocks and streams its operands."""
+    nets = nets_of[task]
+    outputs = tuple(e for e in nets if h.written(e))
+    return Stage((), (Step((task,), outputs, tuple(e for e in nets if not h.written(e))),))
