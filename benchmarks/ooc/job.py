@@ -34,9 +34,14 @@ def segment_space(lengths: list[int], tile: int, kind: str, name: str) -> tilecc
     return tilecc.Space(irreps, tile=tile, kind=kind, name=name)
 
 
+def scaled(space: str, scale: float) -> list[int]:
+    return [round(n * scale) for n in SEGMENTS[space]]
+
+
 def ccd(scale: float, ctx: tilecc.Context) -> dict:
-    o = segment_space([round(n * scale) for n in SEGMENTS["o"]], max(1, round(20 * scale)), "occupied", "o")
-    v = segment_space([round(n * scale) for n in SEGMENTS["v"]], max(1, round(50 * scale)), "virtual", "v")
+    # Tiles of half a segment (the paper's bricks): blocks of at least 64 KiB at scale 0.5.
+    o = segment_space(scaled("o", scale), max(1, round(20 * scale)), "occupied", "o")
+    v = segment_space(scaled("v", scale), max(1, round(50 * scale)), "virtual", "v")
     t = tilecc.Tensor([v, v, o, o], name="t", context=ctx)
     v1 = tilecc.Tensor([o, v, o, v], name="v1", context=ctx)
     v2 = tilecc.Tensor([o, o, v, v], name="v2", context=ctx)
@@ -89,7 +94,8 @@ def ccsd(molecule: str, basis: str, ctx_options: dict) -> dict:
 
 def main() -> None:
     workload = sys.argv[1]
-    store, schedule, budget, threads = sys.argv[-4], sys.argv[-3], int(sys.argv[-2]), int(sys.argv[-1])
+    store, schedule = sys.argv[-4], sys.argv[-3]
+    budget, threads = int(sys.argv[-2]), int(sys.argv[-1])
     options = {"threads": threads, "store": store, "staging": schedule}
     if budget:
         options["memory_budget"] = budget

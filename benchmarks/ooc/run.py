@@ -54,8 +54,10 @@ def figure_table() -> Table:
     bound = h.lower_bound()[0]
     for name in SCHEDULES:
         try:
-            reads = lru_io(h, FIGURE_MEMORY)[0] if name == "lru" else (
-                staging(h, FIGURE_MEMORY, name).io(h)[0]
+            reads = (
+                lru_io(h, FIGURE_MEMORY)[0]
+                if name == "lru"
+                else (staging(h, FIGURE_MEMORY, name).io(h)[0])
             )
         except ValueError:
             table.add_row(name, "none fits", "")
@@ -114,8 +116,14 @@ def main() -> int:
         records.append({"schedule": name, **result})
     for r in records:
         r.update(workload="ccd", scale=args.scale, budget_bytes=budget, threads=args.threads)
-    console.print(rows(f"CCD sub-computation, scale {args.scale}, budget {budget / 1e6:.0f} MB "
-                       f"(arrays {in_core['arrays_bytes'] / 1e6:.0f} MB)", records, budget))
+    console.print(
+        rows(
+            f"CCD sub-computation, scale {args.scale}, budget {budget / 1e6:.0f} MB "
+            f"(arrays {in_core['arrays_bytes'] / 1e6:.0f} MB)",
+            records,
+            budget,
+        )
+    )
     if args.ccsd:
         base = ("ccsd", args.molecule, args.basis)
         ccsd_core = {"schedule": "in core", **job(*base, "memory", "lru", 0, args.threads)}
