@@ -91,6 +91,19 @@ void MemoryStore::write(slot_t slot, const double* values) {
   std::copy_n(values, shape_->block_size(slot), block(slot));
 }
 
+NullStore::NullStore(const BlockShape& shape, const StoreResources& resources)
+    : BlockStore(shape, resources.traffic),
+      budget_(resources.budget,
+              detail::checked_product<std::int64_t>(shape.stored_elements(), sizeof(double),
+                                                    "a tensor's storage in bytes"),
+              "a tensor's blocks") {}
+
+void NullStore::refuse() {
+  throw InputError(
+      "a tensor of the 'none' store has no blocks (it is for planning a job, not running it); "
+      "choose another store to compute.");
+}
+
 const double* CopyStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
   count_read(Transfer::copy, slot);
   double* out = buffer.get(shape_->block_size(slot));
@@ -150,6 +163,9 @@ std::map<std::string, StoreFactory>& registry() {
     };
     built["copy"] = [](const BlockShape& s, const StoreResources& r) {
       return std::make_unique<CopyStore>(s, r);
+    };
+    built["none"] = [](const BlockShape& s, const StoreResources& r) {
+      return std::make_unique<NullStore>(s, r);
     };
     built["disk"] = [](const BlockShape& s, const StoreResources& r) {
       return std::make_unique<DiskStore>(s, r);

@@ -232,6 +232,28 @@ class CopyStore final : public MemoryStore {
   const char* kind() const override { return "copy"; }
 };
 
+/**
+ * A store with no storage, for planning a job without running it (`tilecc plan`): its bytes are
+ * counted against the runtime's budget as a memory store's would be (so the budget's high-water
+ * mark is the job's), and any access to a block is an error.
+ */
+class NullStore final : public BlockStore {
+ public:
+  NullStore(const BlockShape& shape, const StoreResources& resources);
+  const double* fetch(slot_t, ScratchBuffer&) const override { refuse(); }
+  double* writable(slot_t) override { refuse(); }
+  void accumulate(slot_t, const double*) override { refuse(); }
+  void write(slot_t, const double*) override { refuse(); }
+  bool zero_copy() const override { return true; }
+  double* block(slot_t) override { refuse(); }
+  const double* block(slot_t) const override { refuse(); }
+  const char* kind() const override { return "none"; }
+
+ private:
+  [[noreturn]] static void refuse();
+  BudgetShare budget_;
+};
+
 /** Makes a store for a shape with a runtime's resources; registered by name. */
 using StoreFactory =
     std::function<std::unique_ptr<BlockStore>(const BlockShape&, const StoreResources&)>;

@@ -9,6 +9,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -16,6 +17,9 @@ from rich.table import Table
 
 from tilecc import _core
 from tilecc.options import MAX_THREADS, RuntimeOptions, add_arguments, whole_number
+
+if TYPE_CHECKING:
+    from tilecc.run import RunOptions
 
 
 def _info(args: argparse.Namespace, console: Console) -> int:
@@ -45,10 +49,10 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace, console: Console) -> int:
-    from tilecc.run import NotConvergedError, ResultsNotWrittenError, RunOptions, run
+def _job_options(args: argparse.Namespace, plan_only: bool) -> RunOptions:
+    from tilecc.run import RunOptions
 
-    opts = RunOptions(
+    return RunOptions(
         molecule=args.molecule,
         basis=args.basis,
         method=args.method.lower(),
@@ -77,15 +81,28 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         bohr=args.bohr,
         trace=args.trace,
         timings=args.timings,
+        plan_only=plan_only,
     )
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from tilecc.run import NotConvergedError, ResultsNotWrittenError, run
+
     try:
-        run(opts, console, interrupted=_interrupted.is_set)
+        run(_job_options(args, False), console, interrupted=_interrupted.is_set)
     except ResultsNotWrittenError as exc:
         console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 4
     except NotConvergedError as exc:
         console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 3
+    return 0
+
+
+def _plan(args: argparse.Namespace, console: Console) -> int:
+    from tilecc.run import run
+
+    run(_job_options(args, True), console, interrupted=_interrupted.is_set)
     return 0
 
 
@@ -105,15 +122,8 @@ _thread_count = whole_number(1, MAX_THREADS)
 _whole_number = whole_number(0, _INT_MAX)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tilecc", description="Block-sparse tensor contractions for coupled-cluster methods."
-    )
-    parser.add_argument("--version", action="version", version=f"tilecc {_core.version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("info", help="version, BLAS, kernels, threads and build options")
-    p.set_defaults(handler=_info)
-    p = sub.add_parser("run", help="a coupled-cluster calculation on a molecule")
+def _job_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of a job, shared by ``run`` and ``plan``."""
     p.add_argument(
         "molecule",
         type=Path,
@@ -227,7 +237,26 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print where the runtime's time went, per contraction (always in --json)",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tilecc", description="Block-sparse tensor contractions for coupled-cluster methods."
+    )
+    parser.add_argument("--version", action="version", version=f"tilecc {_core.version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("info", help="version, BLAS, kernels, threads and build options")
+    p.set_defaults(handler=_info)
+    p = sub.add_parser("run", help="a coupled-cluster calculation on a molecule")
+    _job_arguments(p)
     p.set_defaults(handler=_run)
+    p = sub.add_parser(
+        "plan",
+        help="what a run would need (memory, time per iteration, in core or out, I/O), "
+        "without running CC",
+    )
+    _job_arguments(p)
+    p.set_defaults(handler=_plan)
     p = sub.add_parser("report", help="time decomposition and charts from a trace")
     p.add_argument("trace", type=Path, help="a trace written by tilecc run --trace")
     p.add_argument(

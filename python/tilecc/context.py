@@ -198,6 +198,13 @@ class Context:
             )
 
     @property
+    def planning(self) -> bool:
+        """Whether this context only plans (store "none", for ``tilecc plan``): tensors have no
+        blocks, contractions get their plans and schedules but do not run, operations do not
+        run, and what reads a tensor sees zeros."""
+        return self.store == "none"
+
+    @property
     def runtime_options(self) -> RuntimeOptions:
         """This context's runtime options, as one value."""
         return RuntimeOptions.of(self)
@@ -238,6 +245,10 @@ class Context:
         # bound summed over the contractions run.
         self._io_bounds: dict[int, int] = {}
         self._io_bound_run = 0
+        # Planning (store "none"): how many times each contraction would have run.
+        self.planned_runs: dict[int, int] = {}
+        #: The most bytes one batch of the integral transformation held (host/integrals.py).
+        self.largest_transform_bytes = 0
         self._triples = ContextStats()  # only its (T) totals are kept here
         self._recorder = TraceRecorder(self.policy, self.threads) if self.trace else None
 
@@ -439,7 +450,8 @@ class Context:
         """Run ``operation`` (which touches ``tensors``) now, or queue it in a deferred block."""
         self._check_thread()
         if not self._deferring:
-            operation()
+            if not self.planning:
+                operation()
             return
         touched = frozenset(id(t) for t in tensors)
         self._queue.append(QueuedOperation(operation, touched))
@@ -485,7 +497,8 @@ class Context:
                 self._build()
             for step in in_batches(queue, self._runs_alone):
                 if isinstance(step, QueuedOperation):
-                    step.run()
+                    if not self.planning:
+                        step.run()
                 else:
                     self._contract(step)
         except BaseException:
@@ -507,6 +520,10 @@ class Context:
         """Run the contractions of ``batch`` together on the runtime (which corrects their
         predicted costs by what earlier runs showed the model misses, and learns from this run's
         task times in turn), and record what each cost."""
+        if self.planning:
+            for q in batch:
+                self.planned_runs[q.entry.id] = self.planned_runs.get(q.entry.id, 0) + 1
+            return
         items = [(q.entry, q.alpha, q.a._core, q.b._core, q.c._core) for q in batch]
         batch_run = self._runtime.run(items)
         run = batch_run.run

@@ -68,6 +68,8 @@ class RunOptions:
     trace: Path | None = None
     #: Print where the runtime's time went (always in the JSON results, under "runtime").
     timings: bool = False
+    #: ``tilecc plan``: predict the job's memory, time and I/O instead of running CC.
+    plan_only: bool = False
 
 
 class NotConvergedError(RuntimeError):
@@ -303,6 +305,40 @@ def decomposition_table(ctx: Context, rows: int = 8) -> Table:
     return table
 
 
+def show_plan(opts: RunOptions, cc: Any, console: Console) -> dict[str, Any]:
+    """``tilecc plan``: print (and with --json, write) what the job will need."""
+    from tilecc.cc.planning import plan_job
+
+    plan = plan_job(cc, opts.runtime.memory_budget, opts.runtime.staging)
+    table = Table(title=f"{opts.method.upper()} / {opts.basis} on {opts.molecule.name}: plan")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    mb = 2**20
+    table.add_row(
+        "orbitals", f"{plan.spaces['occupied']} occupied, {plan.spaces['virtual']} virtual"
+    )
+    for name, size in sorted(plan.tensors.items(), key=lambda item: -item[1]):
+        table.add_row(f"  {name}", f"{size / mb:.1f} MiB")
+    table.add_row("tensors at once (an iteration)", f"{plan.tensors_peak_bytes / mb:.1f} MiB")
+    table.add_row("DIIS history", f"{plan.diis_bytes / mb:.1f} MiB")
+    table.add_row("integral transformation", f"{plan.integrals_batch_bytes / mb:.1f} MiB")
+    table.add_row("process before CC", f"{plan.process_bytes / mb:.1f} MiB")
+    table.add_row("peak memory", f"{plan.peak_memory_bytes / mb:.1f} MiB")
+    table.add_row("memory budget", f"{plan.memory_budget_bytes / mb:.1f} MiB")
+    table.add_row("iteration (cost model)", f"{plan.iteration_seconds:.2f} s")
+    where = "in core" if plan.in_core else f"out of core ({plan.staging})"
+    table.add_row("runs", where)
+    if not plan.in_core:
+        table.add_row("I/O per iteration", f"{plan.predicted_io_bytes / mb:.1f} MiB")
+    console.print(table)
+    for note in plan.notes:
+        console.print(f"note: {note}", highlight=False)
+    results = plan.as_dict()
+    if opts.json is not None and mpi.world().leader:
+        write_json_atomically(opts.json, results)
+    return results
+
+
 def run(
     opts: RunOptions, console: Console, interrupted: Callable[[], bool] = lambda: False
 ) -> dict[str, Any]:
@@ -423,13 +459,16 @@ def run(
         group_size=opts.runtime.group_size,
         refine=opts.runtime.refine,
         trace=opts.trace is not None,
-        store=opts.runtime.store,
-        memory_budget=opts.runtime.memory_budget,
+        # A plan's tensors have no blocks and no budget: the plan weighs them against it.
+        store="none" if opts.plan_only else opts.runtime.store,
+        memory_budget=None if opts.plan_only else opts.runtime.memory_budget,
         staging=opts.runtime.staging,
         scratch=opts.runtime.scratch,
         keep_scratch=opts.runtime.keep_scratch,
         **extra,
     )
+    if opts.plan_only:
+        return show_plan(opts, cc, console)
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()
     with warnings.catch_warnings():

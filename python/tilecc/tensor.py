@@ -138,30 +138,36 @@ class Tensor:
         }
 
     # -- data --------------------------------------------------------------------------------
-    def zero_(self) -> None:
+    def _has_data(self) -> bool:
+        """Settle what the queue holds for this tensor; False for a planning tensor (store
+        "none", see Context.planning), which has no blocks: data methods then do nothing."""
         self.context.settle(self)
-        self._core.zero()
+        return not self.context.planning
+
+    def zero_(self) -> None:
+        if self._has_data():
+            self._core.zero()
 
     def fill_(self, value: float) -> None:
         """The canonical element of each symmetry orbit set to ``value``, the others to
         ``sign * value``; elements the symmetry forces to zero (t_iiab) stay zero."""
-        self.context.settle(self)
-        self._core.fill(float(value))
+        if self._has_data():
+            self._core.fill(float(value))
 
     def fill_random_(self, seed: int) -> None:
         """Uniform random elements in [-1, 1), reproducible from ``seed``, with exact symmetry."""
-        self.context.settle(self)
-        self._core.fill_random(int(seed) & (2**64 - 1))
+        if self._has_data():
+            self._core.fill_random(int(seed) & (2**64 - 1))
 
     def scale_(self, alpha: float) -> None:
-        self.context.settle(self)
-        self._core.scale(float(alpha))
+        if self._has_data():
+            self._core.scale(float(alpha))
 
     def divide_by_denominators_(self, signs: Sequence[int], shift: float = 0.0) -> None:
         """T[x] /= shift + sum_k signs[k] * e_k[x_k] (orbital energies of the spaces):
         ``t2.divide_by_denominators_((1, 1, -1, -1))`` divides by e_i + e_j - e_a - e_b."""
-        self.context.settle(self)
-        self._core.divide_by_denominators([int(s) for s in signs], float(shift))
+        if self._has_data():
+            self._core.divide_by_denominators([int(s) for s in signs], float(shift))
 
     def copy(self, name: str = "") -> Tensor:
         out = Tensor.like(self, name or self.name)
@@ -191,9 +197,9 @@ class Tensor:
 
     def copy_retiled_(self, other: Tensor) -> None:
         """Take ``other``'s values: the same tensor over the same orbitals, tiled otherwise."""
-        self.context.settle(self)
         other.context.settle(other)
-        _core.copy_retiled(other._core, self._core)
+        if self._has_data():
+            _core.copy_retiled(other._core, self._core)
 
     def settled_core(self) -> _core.BlockTensor:
         """The core tensor once every queued operation on it has run: what a kernel that reads
@@ -236,21 +242,21 @@ class Tensor:
 
     def to_vector(self) -> np.ndarray:
         """The stored (canonical) elements as one vector: the tensor's independent parameters."""
-        self.context.settle(self)
-        out = np.empty(self.stored_elements)
-        self._core.pack(out)
+        out = np.zeros(self.stored_elements)
+        if self._has_data():
+            self._core.pack(out)
         return out
 
     def from_vector_(self, values: np.ndarray) -> None:
         """The inverse of :meth:`to_vector`."""
-        self.context.settle(self)
-        self._core.unpack(np.ascontiguousarray(values, dtype=np.float64))
+        if self._has_data():
+            self._core.unpack(np.ascontiguousarray(values, dtype=np.float64))
 
     def to_dense(self) -> np.ndarray:
         """The dense array, indexed in each space's sorted orbital order."""
-        self.context.settle(self)
         out = np.zeros(self.shape)
-        self._core.to_dense(out)
+        if self._has_data():  # a planning tensor reads as zeros
+            self._core.to_dense(out)
         return out
 
     def from_dense_(self, array: np.ndarray, *, check: bool = True, atol: float = 1e-10) -> None:
@@ -259,8 +265,9 @@ class Tensor:
         With ``check`` (the default) the array must have the tensor's symmetry and sparsity to
         ``atol``; otherwise what does not fit is silently dropped.
         """
-        self.context.settle(self)
         a = np.ascontiguousarray(array, dtype=np.float64)
+        if not self._has_data():
+            return
         if a.shape != self.shape:
             raise ValueError(
                 f"{self.name}: the array's shape {a.shape} is not the tensor's {self.shape}."
@@ -283,6 +290,8 @@ class Tensor:
         each index's slice of sorted orbitals: a way to load a tensor too large to exist as one
         dense array. Symmetric images are implied, as with :meth:`from_dense_`. On several ranks,
         each computes only the blocks it owns (every rank calls this)."""
+        if not self._has_data():
+            return
         for slot, ranges in self.stored_blocks():
             if self._core.owns(slot):  # another rank's block: its owner computes it
                 self.write_block_(slot, block(ranges))
@@ -304,7 +313,8 @@ class Tensor:
     def write_block_(self, slot: int, values: np.ndarray) -> None:
         """Write one whole stored block (values over its ranges; symmetric images implied) to
         the rank that owns it. Writes are visible everywhere after :meth:`complete_writes_`."""
-        self.context.settle(self)
+        if not self._has_data():
+            return
         values = np.ascontiguousarray(values, dtype=np.float64)
         expected = tuple(r.stop - r.start for r in self._block_ranges(slot))
         if values.shape != expected:

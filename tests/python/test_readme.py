@@ -1,4 +1,5 @@
-"""The README's Python example runs as written, and its policy table is the registry's."""
+"""The README's Python example runs as written, its policy table is the registry's, its links
+into docs/ lead somewhere, and the staging table there is the registry's."""
 
 from __future__ import annotations
 
@@ -24,3 +25,15 @@ def test_policy_table_is_the_registry():
     rows = re.findall(r"^\| `([a-z-]+)`(?: \(default\))? \| (.*) \|$", readme, re.M)
     assert dict(rows) == {name: _core.policy_description(name) for name in _core.policy_names()}
     assert len(rows) == len(_core.policy_names())
+
+
+def test_links_into_docs_exist_and_the_staging_table_is_the_registry():
+    from tilecc.staging import SCHEDULES
+
+    root = Path(__file__).parents[2]
+    readme = (root / "README.md").read_text()
+    links = re.findall(r"\]\((docs/[^)]+)\)", readme)
+    assert links and all((root / link).is_file() for link in links)
+    staging = (root / "docs" / "out-of-core.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)`(?: \(default\))? \|", staging, re.M)
+    assert rows == list(SCHEDULES)

@@ -150,8 +150,16 @@ def load_in_batches(
     Subset per index) and reads them out for every class. A class of at most
     ``verify_elements`` dense elements that one batch holds whole, in one process, is read as
     one dense array and checked against its tensor's symmetry and sparsity (which checks the
-    orbitals' irrep labels). Collective on several ranks."""
+    orbitals' irrep labels). Collective on several ranks. A planning context (``tilecc plan``)
+    transforms nothing."""
     batches = _batches(classes, n_ao, max_elements)
+    context = classes[0].tensor.context if classes else None
+    if context is not None:
+        context.largest_transform_bytes = max(
+            context.largest_transform_bytes, 8 * max(b.elements(n_ao) for b in batches)
+        )
+        if context.planning:
+            return
     comm = mpi.communicator()
     mine = (
         comm.share([float(b.elements(n_ao)) for b in batches])

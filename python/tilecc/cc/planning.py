@@ -1,0 +1,141 @@
+"""What a CC job will need, found without running it (``tilecc plan``): its solver is built on a
+planning context (store "none": tensors without blocks), which makes the problem's and the
+amplitudes' tensors and one iteration's intermediates, and builds every contraction's plan, but
+computes nothing. From that: each tensor's bytes, the peak of the tensors held at once, the time
+of an iteration by the cost model, and, against a memory budget, whether the job runs in core or
+through the disk store, with the I/O its stage schedules would do."""
+
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilecc.cc.solver import AmplitudeSolver
+from tilecc.staging import BlockHypergraph, lru_io, staging
+
+#: Held back from the memory the process may use when no budget is given: for the kernel, the
+#: page cache and whatever else runs beside the job.
+MARGIN = 0.1
+
+
+@dataclass
+class JobPlan:
+    """A job's needs, predicted (bytes and seconds)."""
+
+    spaces: dict[str, int]
+    tensors: dict[str, int]  # name -> stored bytes
+    tensors_peak_bytes: int  # the tensors held at once, iteration included
+    diis_bytes: int  # DIIS history, the iteration's error and extrapolated amplitudes
+    integrals_batch_bytes: int  # the largest integral transformation held at once
+    process_bytes: int  # the process before CC (Python, PySCF, the SCF)
+    peak_memory_bytes: int
+    iteration_seconds: float
+    contractions: int
+    memory_budget_bytes: int  # for what the job allocates (the process before it aside)
+    in_core: bool
+    predicted_io_bytes: int
+    staging: str
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def available_memory() -> int:
+    """The memory this process may use: the cgroup's limit when there is one, else the
+    machine's available memory, less MARGIN."""
+    limits = [_meminfo_available()]
+    cgroup = Path("/sys/fs/cgroup/memory.max")
+    if cgroup.exists():
+        text = cgroup.read_text().strip()
+        if text.isdigit():
+            limits.append(int(text))
+    return int(min(limits) * (1 - MARGIN))
+
+
+def _meminfo_available() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _resident_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> JobPlan:
+    """Plan ``cc`` (a solver on a planning context) against ``memory_budget`` (None: the
+    memory available, see :func:`available_memory`)."""
+    ctx = cc.context
+    if not ctx.planning:
+        raise ValueError("plan_job needs a solver made with store='none'.")
+    process = _resident_bytes()
+    problem = cc.build_problem()
+    amplitudes = cc.initial_amplitudes(problem)
+    cc.energy(amplitudes, problem)
+    first = dict(ctx.planned_runs)
+    with ctx.deferred():
+        new = cc.update(amplitudes, problem)
+    for t in new:
+        ctx.settle(t)
+    iteration = {k: n - first.get(k, 0) for k, n in ctx.planned_runs.items() if n > first.get(k, 0)}
+    amplitude_bytes = sum(t.stored_elements * 8 for t in amplitudes)
+    # DIIS keeps diis_space vectors and as many errors, each the size of the amplitudes, and
+    # an iteration adds its error and the extrapolated amplitudes.
+    diis = (2 * cc.diis_space + 2) * amplitude_bytes
+    tensors_peak = int(ctx.runtime.memory["high_water_bytes"])
+    integrals = int(ctx.largest_transform_bytes)
+    # The budget is for what the job allocates (tensors, their DIIS copies, the integral
+    # batches), as --memory-budget is; without one, what the process may still take.
+    needed = integrals + tensors_peak + diis
+    peak = process + needed
+    budget = memory_budget or max(0, available_memory() - process)
+    planned = {p.id: p for p in ctx.runtime.contractions() if p.built}
+    threads = ctx.threads
+    seconds = sum(
+        runs * sum(planned[k].plan.modelled_seconds) / threads for k, runs in iteration.items()
+    )
+    in_core = needed <= budget
+    io = 0
+    notes = []
+    if not in_core:
+        # Through the disk store, whose blocks in memory the budget caps.
+        for k, runs in iteration.items():
+            h = BlockHypergraph.of_plan(planned[k].plan)
+            try:
+                moved = (
+                    lru_io(h, budget) if schedule == "lru" else staging(h, budget, schedule).io(h)
+                )
+            except ValueError as refused:
+                notes.append(str(refused))
+                break
+            io += runs * sum(moved)
+    problem_tensors = {
+        t.name: t.stored_elements * 8
+        for group in (getattr(problem, "eri", {}), getattr(problem, "fock", {}))
+        for t in group.values()
+    }
+    problem_tensors.update({t.name: t.stored_elements * 8 for t in amplitudes})
+    return JobPlan(
+        spaces={"occupied": problem.occ.size, "virtual": problem.vir.size},
+        tensors=problem_tensors,
+        tensors_peak_bytes=tensors_peak,
+        diis_bytes=diis,
+        integrals_batch_bytes=integrals,
+        process_bytes=process,
+        peak_memory_bytes=peak,
+        iteration_seconds=seconds,
+        contractions=len(iteration),
+        memory_budget_bytes=budget,
+        in_core=in_core,
+        predicted_io_bytes=io,
+        staging=schedule,
+        notes=notes,
+    )

@@ -1,0 +1,63 @@
+"""``tilecc plan``: a job's memory, time per iteration and in-core or out-of-core verdict, found
+without running CC; the predicted peak against the measured peak RSS of the real run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tilecc
+from tilecc.testing import run_cli
+
+WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
+JOB = ["--basis", "cc-pvdz", "--threads", "1"]
+
+
+@pytest.fixture(scope="module")
+def planned_and_run(tmp_path_factory):
+    where = tmp_path_factory.mktemp("plan")
+    plan, run = where / "plan.json", where / "run.json"
+    proc = run_cli("plan", str(WATER), *JOB, "--json", str(plan))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    text = " ".join(proc.stdout.split())
+    assert "peak memory" in text and "in core" in text
+    proc = run_cli("run", str(WATER), *JOB, "--json", str(run))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads(plan.read_text()), json.loads(run.read_text())
+
+
+def test_the_plan_predicts_the_runs_peak_memory(planned_and_run):
+    plan, run = planned_and_run
+    assert plan["in_core"] and plan["predicted_io_bytes"] == 0
+    assert plan["iteration_seconds"] > 0 and plan["contractions"] > 0
+    measured = run["peak_rss_bytes"]
+    assert abs(plan["peak_memory_bytes"] - measured) <= 0.2 * measured
+    # The tensors the plan counts are the ones the run held at most.
+    held = run["memory"]["high_water_bytes"]
+    assert abs(plan["tensors_peak_bytes"] + plan["diis_bytes"] - held) <= 0.1 * held
+
+
+def test_a_budget_below_the_peak_plans_out_of_core_with_its_io(tmp_path, planned_and_run):
+    plan, _ = planned_and_run
+    allocated = plan["tensors_peak_bytes"] + plan["diis_bytes"] + plan["integrals_batch_bytes"]
+    budget = allocated // 2
+    out = tmp_path / "plan.json"
+    proc = run_cli("plan", str(WATER), *JOB, "--memory-budget", str(budget), "--json", str(out))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    small = json.loads(out.read_text())
+    assert not small["in_core"] and small["predicted_io_bytes"] > 0
+    assert small["memory_budget_bytes"] == budget
+
+
+def test_a_planning_tensor_has_no_blocks():
+    ctx = tilecc.Context(threads=1, store="none")
+    v = tilecc.Space.spatial(8, tile=4)
+    t = tilecc.Tensor([v, v], context=ctx)
+    assert ctx.runtime.memory["used_bytes"] == t.stored_elements * 8  # counted, not allocated
+    c = tilecc.Tensor([v, v], context=ctx)
+    c["pq"] += t["pr"] * t["rq"]  # planned, not run
+    assert ctx.planned_runs and not ctx.stats.contractions
+    with pytest.raises(ValueError, match="has no blocks"):
+        t._core.block(0)
