@@ -30,8 +30,8 @@ class JobPlan:
     tensors_peak_bytes: int  # the tensors held at once, iteration included
     diis_bytes: int  # DIIS history, the iteration's error and extrapolated amplitudes
     integrals_batch_bytes: int  # the largest integral transformation held at once
-    process_bytes: int  # the process before CC (Python, PySCF, the SCF)
-    peak_memory_bytes: int
+    process_bytes: int  # the process before CC (Python, PySCF, the SCF's results)
+    peak_memory_bytes: int  # the larger of the peak before CC and the process plus the job
     iteration_seconds: float
     contractions: int
     memory_budget_bytes: int  # for what the job allocates (the process before it aside)
@@ -63,11 +63,15 @@ def _meminfo_available() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+def _peak_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def _resident_bytes() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return _peak_bytes()
 
 
 def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> JobPlan:
@@ -76,6 +80,10 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     ctx = cc.context
     if not ctx.planning:
         raise ValueError("plan_job needs a solver made with store='none'.")
+    # The SCF's peak, which the run has too; then the cost model, calibrated now if it has to be
+    # (once per machine: the run will find it in the wisdom file, and not have its peak).
+    before = _peak_bytes()
+    ctx.cost_model
     process = _resident_bytes()
     problem = cc.build_problem()
     amplitudes = cc.initial_amplitudes(problem)
@@ -95,7 +103,7 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     # The budget is for what the job allocates (tensors, their DIIS copies, the integral
     # batches), as --memory-budget is; without one, what the process may still take.
     needed = integrals + tensors_peak + diis
-    peak = process + needed
+    peak = max(before, process + needed)
     budget = memory_budget or max(0, available_memory() - process)
     planned = {p.id: p for p in ctx.runtime.contractions() if p.built}
     threads = ctx.threads
