@@ -83,7 +83,7 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     # The SCF's peak, which the run has too; then the cost model, calibrated now if it has to be
     # (once per machine: the run will find it in the wisdom file, and not have its peak).
     before = _peak_bytes()
-    ctx.cost_model
+    _ = ctx.cost_model
     process = _resident_bytes()
     problem = cc.build_problem()
     amplitudes = cc.initial_amplitudes(problem)
