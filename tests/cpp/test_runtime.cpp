@@ -114,7 +114,8 @@ TEST(Runtime, DropsPendingPlansAndRefusesBadOptions) {
     Runtime r(bad, CostModel{});
     FAIL() << "an unknown store was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("registered stores are: copy, disk, memory"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("registered stores are: copy, disk, memory, none"),
+              std::string::npos)
         << e.what();
   }
   bad = {};

@@ -163,7 +163,8 @@ TEST(StoreProtocol, StoresAreRegisteredByName) {
     BlockTensor t(s, "no-such-store");
     FAIL() << "an unknown store was made";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("registered stores are: copy, disk, memory, mpi, test-map"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "registered stores are: copy, disk, memory, mpi, none, test-map"),
               std::string::npos)
         << e.what();
   }
