@@ -114,7 +114,7 @@ TEST(Runtime, DropsPendingPlansAndRefusesBadOptions) {
     Runtime r(bad, CostModel{});
     FAIL() << "an unknown store was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("registered stores are: copy, disk, memory, none"),
+    EXPECT_NE(std::string(e.what()).find("registered stores are: copy, disk, memory, mpi, none."),
               std::string::npos)
         << e.what();
   }
