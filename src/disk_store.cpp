@@ -88,6 +88,7 @@ DiskStore::DiskStore(const BlockShape& shape, const StoreResources& resources)
   // blocks, which would be in memory without the scratch space knowing).
   ::madvise(p, mapped_bytes_, MADV_RANDOM);
   changed_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(shape.num_blocks()));
+  held_ = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(shape.num_blocks()));
 }
 
 DiskStore::~DiskStore() {
@@ -99,6 +100,11 @@ DiskStore::~DiskStore() {
 
 double* DiskStore::resident(slot_t slot, bool changing, bool pin) const {
   double* p = at(slot);
+  const auto s = static_cast<std::size_t>(slot);
+  if (!pin && held_[s].load(std::memory_order_relaxed) > 0) {
+    if (changing) changed_[s].store(true, std::memory_order_relaxed);
+    return p;
+  }
   if (scratch_->admit(const_cast<DiskStore*>(this), slot, bytes(slot), pin)) {
     count_read(Transfer::disk_read, slot);
     // Read it in now, page by page, so that the read is this one and not a fault mid-task.
@@ -153,11 +159,17 @@ double* DiskStore::block(slot_t slot) { return resident(slot, true, false); }
 const double* DiskStore::block(slot_t slot) const { return resident(slot, false, false); }
 
 void DiskStore::stage(std::span<const slot_t> slots) const {
-  for (const slot_t slot : slots) resident(slot, false, true);
+  for (const slot_t slot : slots) {
+    resident(slot, false, true);
+    held_[static_cast<std::size_t>(slot)].fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void DiskStore::release(std::span<const slot_t> slots, bool cache) const {
-  for (const slot_t slot : slots) scratch_->unpin(const_cast<DiskStore*>(this), slot, !cache);
+  for (const slot_t slot : slots) {
+    held_[static_cast<std::size_t>(slot)].fetch_sub(1, std::memory_order_relaxed);
+    scratch_->unpin(const_cast<DiskStore*>(this), slot, !cache);
+  }
 }
 
 }  // namespace tilecc

@@ -56,6 +56,9 @@ class DiskStore final : public BlockStore {
   double* data_ = nullptr;
   std::size_t mapped_bytes_ = 0;
   mutable std::unique_ptr<std::atomic<bool>[]> changed_;
+  // Per block, how many stages hold it: a held block is resident, so tasks reach it without the
+  // scratch space's lock (stages change only between executor runs).
+  mutable std::unique_ptr<std::atomic<int>[]> held_;
 };
 
 }  // namespace tilecc
