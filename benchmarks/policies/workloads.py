@@ -19,7 +19,9 @@ from tilecc.cc import RCCSD
 from tilecc.host.pyscf import chemical_core
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "ccsd"))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from molecules import METHANOL, NITROGEN
+from paper004 import ccd_tensors
 
 
 @dataclass
@@ -58,39 +60,19 @@ class CcsdIteration:
 
 @dataclass
 class CcdSubcomputation:
-    """Paper 004's CCD sub-computation with O and V cut into four symmetry segments as there,
-    (40, 40, 20, 20) and (100, 100, 60, 60), divided by ``scale``:
-
-        i1[h6,p3,h1,p5] += v1[h6,p3,h1,p5]
-        i1[h6,p3,h1,p5] += t[p3,p7,h1,h8] * v2[h6,h8,p5,p7]
-        i0[p3,p4,h1,h2] += t[p3,p5,h1,h6] * i1[h6,p4,h2,p5]
-    """
+    """Paper 004's CCD sub-computation (benchmarks/paper004.py), its segments divided by
+    ``scale``."""
 
     scale: int = 4
     name: str = "CCD sub-computation (paper 004)"
 
     def prepare(self, tile: int) -> Instance:
         ctx = tilecc.Context(threads=1)
-
-        def segmented(sizes: tuple[int, ...], kind: str, name: str) -> tilecc.Space:
-            irreps = [irrep for irrep, n in enumerate(sizes) for _ in range(n // self.scale)]
-            return tilecc.Space.spatial(len(irreps), tile=tile, kind=kind, name=name, irreps=irreps)
-
-        o = segmented((40, 40, 20, 20), "occupied", "O")
-        v = segmented((100, 100, 60, 60), "virtual", "V")
-        t = tilecc.Tensor([v, v, o, o], name="t", context=ctx)
-        v1 = tilecc.Tensor([o, v, o, v], name="v1", context=ctx)
-        v2 = tilecc.Tensor([o, o, v, v], name="v2", context=ctx)
-        i1 = tilecc.Tensor([o, v, o, v], name="i1", context=ctx)
-        i0 = tilecc.Tensor([v, v, o, o], name="i0", context=ctx)
-        for seed, tensor in enumerate((t, v1, v2)):
-            tensor.fill_random_(seed=seed)
+        x = ccd_tensors(ctx, 1 / self.scale, tile, tile)
 
         def iteration() -> None:
-            # Labels: h1, h2, h6, h8 -> i, j, m, n (occupied); p3, p4, p5, p7 -> a, b, c, d.
-            i1["maic"] = v1["maic"]
-            i1["maic"] += t["adin"] * v2["mncd"]
-            i0["abij"] = t["acim"] * i1["mbjc"]
+            x.initialise()
+            x.contract()
 
         return Instance(ctx, iteration)
 

@@ -1,4 +1,4 @@
-"""Test configuration: hypothesis profiles and the slow-test switch."""
+"""Test configuration: hypothesis profiles, the slow-test switch, shared molecules."""
 
 from __future__ import annotations
 
@@ -32,6 +32,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session")
+def symmetric_water():
+    """RHF of water/6-31G in C2v, the small molecule several test files share."""
+    from pyscf import gto, scf
+
+    mol = gto.M(
+        atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
+        basis="6-31g",
+        symmetry=True,
+        verbose=0,
+    )
+    return scf.RHF(mol).run()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

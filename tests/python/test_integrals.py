@@ -48,17 +48,6 @@ def test_one_shared_transformation_of_all_active_orbitals(water):
 
 
 @pytest.fixture(scope="module")
-def symmetric_water():
-    mol = gto.M(
-        atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
-        basis="6-31g",
-        symmetry=True,
-        verbose=0,
-    )
-    return scf.RHF(mol).run()
-
-
-@pytest.fixture(scope="module")
 def water_cation():
     mol = gto.M(
         atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",

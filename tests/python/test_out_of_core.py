@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pyscf import gto, scf
 
 import tilecc
 from tilecc.staging import SCHEDULES, BlockHypergraph, lru_io, staging
@@ -58,6 +57,16 @@ def contraction_case(ctx: tilecc.Context, rng: np.random.Generator):
     return t, w, tilecc.Tensor([o, o, o, o], context=ctx), dense
 
 
+def moved_from_cold(ctx: tilecc.Context, t, w, c) -> tuple[dict, dict]:
+    """c += t . w from nothing in memory to everything written back: ctx.io before and after."""
+    ctx.runtime.flush_scratch()
+    before = ctx.io
+    c["ijkl"] += t["ijab"] * w["klab"]
+    c.context.settle(c)
+    ctx.runtime.flush_scratch()
+    return before, ctx.io
+
+
 @pytest.mark.parametrize("schedule", [name for name in SCHEDULES if name != "read-once"])
 def test_a_contraction_through_disk_moves_what_its_schedule_says(tmp_path, schedule):
     """From a cold start (nothing of the tensors in memory) to a flushed end, the disk store
@@ -68,12 +77,7 @@ def test_a_contraction_through_disk_moves_what_its_schedule_says(tmp_path, sched
         threads=2, store="disk", memory_budget=budget, staging=schedule, scratch=str(tmp_path)
     )
     t, w, c, dense = contraction_case(ctx, np.random.default_rng(3))
-    ctx.runtime.flush_scratch()
-    before = ctx.io
-    c["ijkl"] += t["ijab"] * w["klab"]
-    c.context.settle(c)
-    ctx.runtime.flush_scratch()
-    after = ctx.io
+    before, after = moved_from_cold(ctx, t, w, c)
     read = after["bytes_read"] - before["bytes_read"]
     written = after["bytes_written"] - before["bytes_written"]
     planned = next(p for p in ctx.runtime.contractions() if p.built)
@@ -95,29 +99,14 @@ def test_two_level_moves_less_than_one_level_the_cache_and_getnext(tmp_path):
     moved = {}
     for schedule in ("getnext", "lru", "one-level", "two-level"):
         ctx = tilecc.Context(threads=1, store="disk", memory_budget=60_000, staging=schedule)
-        t, w, c, _ = contraction_case(ctx, np.random.default_rng(3))
-        ctx.runtime.flush_scratch()
-        before = ctx.io
-        c["ijkl"] += t["ijab"] * w["klab"]
-        c.context.settle(c)
-        ctx.runtime.flush_scratch()
-        moved[schedule] = sum(ctx.io[k] - before[k] for k in ("bytes_read", "bytes_written"))
+        before, after = moved_from_cold(ctx, *contraction_case(ctx, np.random.default_rng(3))[:3])
+        moved[schedule] = sum(after[k] - before[k] for k in ("bytes_read", "bytes_written"))
     assert moved["two-level"] < moved["one-level"] < moved["lru"] < moved["getnext"]
 
 
-@pytest.fixture(scope="module")
-def water():
-    mol = gto.M(
-        atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
-        basis="6-31g",
-        symmetry=True,
-        verbose=0,
-    )
-    return scf.RHF(mol).run()
-
-
 @pytest.mark.parametrize("schedule", list(SCHEDULES))
-def test_ccsd_energies_are_the_in_core_ones_under_every_schedule(water, schedule):
+def test_ccsd_energies_are_the_in_core_ones_under_every_schedule(symmetric_water, schedule):
+    water = symmetric_water
     in_core = tilecc.CCSD(water, threads=2, tile=4).run()
     budget = in_core.context.runtime.memory["high_water_bytes"] // 4
     if schedule == "read-once":
@@ -130,9 +119,9 @@ def test_ccsd_energies_are_the_in_core_ones_under_every_schedule(water, schedule
     assert out.context.io["bytes_read"] > 0
 
 
-def test_a_budget_below_one_task_names_the_smallest_that_works(water, tmp_path):
+def test_a_budget_below_one_task_names_the_smallest_that_works(symmetric_water):
     with pytest.raises(ValueError, match=r"give a budget of at least \d+ bytes"):
-        tilecc.CCSD(water, threads=1, store="disk", memory_budget=1_000).run()
+        tilecc.CCSD(symmetric_water, threads=1, store="disk", memory_budget=1_000).run()
 
 
 def test_bad_scratch_directories_are_one_sentence(tmp_path):
