@@ -82,6 +82,7 @@ def _job_options(args: argparse.Namespace, plan_only: bool) -> RunOptions:
         trace=args.trace,
         timings=args.timings,
         plan_only=plan_only,
+        store_chosen=args.store is not None,
     )
 
 

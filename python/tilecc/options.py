@@ -100,7 +100,7 @@ class RuntimeOptions:
             group_size=args.group_size,
             refine=args.refine,
             trace=getattr(args, "trace", None) is not None,
-            store=args.store,
+            store=args.store or default_store(),
             memory_budget=args.memory_budget,
             staging=args.staging,
             scratch=args.scratch,
@@ -109,6 +109,10 @@ class RuntimeOptions:
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.names()}
+
+
+def default_store() -> str:
+    return RuntimeOptions().store
 
 
 def check_scratch(path: str) -> None:
@@ -203,8 +207,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--store",
-        default=default.store,
-        help=f"where blocks live: {', '.join(_core.store_names())} (default: {default.store})",
+        default=None,
+        help=f"where blocks live: {', '.join(_core.store_names())} (default: {default.store}, "
+        f"or disk when the job does not fit in the memory budget)",
     )
     group.add_argument(
         "--memory-budget",

@@ -70,6 +70,9 @@ class RunOptions:
     timings: bool = False
     #: ``tilecc plan``: predict the job's memory, time and I/O instead of running CC.
     plan_only: bool = False
+    #: The store was not chosen: run in memory, or through disk when the job's plan says it
+    #: does not fit in the memory budget.
+    store_chosen: bool = True
 
 
 class NotConvergedError(RuntimeError):
@@ -443,32 +446,50 @@ def run(
         # The standard ROHF-CCSD(T): CCSD and (T) on the semicanonical orbitals.
         extra["semicanonical"] = True
         console.print(f"{opts.method.upper()} on semicanonical ROHF orbitals", highlight=False)
-    cc = kind(
-        mf,
-        frozen=frozen,
-        tile=opts.tile,
-        threads=opts.runtime.threads,
-        conv_tol=opts.conv_tol,
-        conv_tol_normt=opts.conv_tol_normt,
-        max_cycle=opts.max_iter,
-        callback=show,
-        checkpoint=opts.checkpoint,
-        restart=restart,
-        policy=opts.runtime.policy,
-        quantum=opts.runtime.quantum,
-        group_size=opts.runtime.group_size,
-        refine=opts.runtime.refine,
-        trace=opts.trace is not None,
-        # A plan's tensors have no blocks and no budget: the plan weighs them against it.
-        store="none" if opts.plan_only else opts.runtime.store,
-        memory_budget=None if opts.plan_only else opts.runtime.memory_budget,
-        staging=opts.runtime.staging,
-        scratch=opts.runtime.scratch,
-        keep_scratch=opts.runtime.keep_scratch,
-        **extra,
-    )
+
+    def solver(store: str, memory_budget: int | None) -> Any:
+        return kind(
+            mf,
+            frozen=frozen,
+            tile=opts.tile,
+            threads=opts.runtime.threads,
+            conv_tol=opts.conv_tol,
+            conv_tol_normt=opts.conv_tol_normt,
+            max_cycle=opts.max_iter,
+            callback=show,
+            checkpoint=opts.checkpoint,
+            restart=restart,
+            policy=opts.runtime.policy,
+            quantum=opts.runtime.quantum,
+            group_size=opts.runtime.group_size,
+            refine=opts.runtime.refine,
+            trace=opts.trace is not None,
+            store=store,
+            memory_budget=memory_budget,
+            staging=opts.runtime.staging,
+            scratch=opts.runtime.scratch,
+            keep_scratch=opts.runtime.keep_scratch,
+            **extra,
+        )
+
     if opts.plan_only:
-        return show_plan(opts, cc, console)
+        # A plan's tensors have no blocks and no budget: the plan weighs them against it.
+        return show_plan(opts, solver("none", None), console)
+    store, budget = opts.runtime.store, opts.runtime.memory_budget
+    if not opts.store_chosen and world().size == 1:
+        from tilecc.cc.planning import plan_job
+
+        plan = plan_job(solver("none", None), budget, opts.runtime.staging)
+        if not plan.in_core:
+            store, budget = "disk", plan.memory_budget_bytes
+            needed = plan.peak_memory_bytes - plan.process_bytes
+            console.print(
+                f"the job needs {needed / 2**20:.0f} MiB, more than its memory budget of "
+                f"{budget / 2**20:.0f} MiB: it runs out of core (--store disk, "
+                f"{opts.runtime.staging} staging).",
+                highlight=False,
+            )
+    cc = solver(store, budget)
     console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
     cc_start = time.perf_counter()
     with warnings.catch_warnings():

@@ -185,3 +185,21 @@ def test_the_cli_runs_out_of_core_and_reports_its_io(tmp_path):
     bad = run_cli(*common, "--store", "disk", "--staging", "fifo")
     assert bad.returncode == 2
     assert "unknown staging 'fifo'; valid ones are: lru, getnext" in " ".join(bad.stdout.split())
+
+
+def test_a_job_over_its_budget_goes_out_of_core_by_itself(tmp_path):
+    """No --store given: the plan finds the job over its budget, says so in one line, and the
+    job runs through the disk store to the in-core energy."""
+    common = ["run", str(EXAMPLES / "water.xyz"), "--basis", "6-31g", "--threads", "1"]
+    energies = {}
+    for name, extra in (("in", []), ("out", ["--memory-budget", "300kB"])):
+        out = tmp_path / f"{name}.json"
+        proc = run_cli(*common, *extra, "--json", str(out))
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        text = " ".join(proc.stdout.split())
+        assert ("runs out of core (--store disk, two-level staging)" in text) == (name == "out")
+        results = json.loads(out.read_text())
+        energies[name] = results["e_corr"]
+        if name == "out":
+            assert results["io"]["schedule"] == "two-level" and results["io"]["bytes_read"] > 0
+    assert energies["out"] == pytest.approx(energies["in"], abs=1e-10)
