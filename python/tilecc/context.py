@@ -223,6 +223,13 @@ class Context:
         if comm is not None and self.store == "memory":
             # On several ranks, the default store spreads the blocks over them.
             self.store = "mpi"
+        if comm is not None and self.store not in ("mpi", "none"):
+            # Every rank would hold whole tensors of its own and compute a share of each
+            # contraction into them: the ranks' results would never meet.
+            raise ValueError(
+                f"the {self.store!r} store keeps a tensor in one process, and this job runs on "
+                f"{comm.size} ranks; use --store mpi (the default there), or run one process."
+            )
         # The engine (include/tilecc/runtime.hpp): executor, plan cache and schedules, the
         # correction learned from every run, statistics. Python keeps the deferred queue and the
         # per-contraction records and trace that reports show.

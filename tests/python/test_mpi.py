@@ -229,3 +229,10 @@ def test_each_rank_transforms_a_share_of_the_integrals():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["error"] < 1e-10
     assert all(0 < share < result["whole"] for share in result["transformed"])
+
+
+def test_a_store_of_one_process_is_refused_on_several_ranks():
+    run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", "--store", "disk")
+    text = " ".join(run.stdout.split())
+    assert run.returncode == 2
+    assert text.count("the 'disk' store keeps a tensor in one process, and this job runs on 2") == 1
