@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <exception>
 #include <map>
 #include <numeric>
 #include <optional>
+#include <thread>
 
 #include "detail/labels.hpp"
 #include "tilecc/blas.hpp"
@@ -483,9 +485,62 @@ void hold(const BatchItem& item, std::span<const StagedBlock> blocks, Hold how) 
   }
 }
 
+// A courier (WorkQ's, paper 003, on one node): takes in, as far as memory has room beside what
+// is held, the blocks the next step will hold, while this step's tasks run. What it took is
+// released once the next step holds it itself; what it could not take the step reads then.
+class Courier {
+ public:
+  Courier(const BatchItem& item, std::vector<StagedBlock> ahead)
+      : item_(&item), ahead_(std::move(ahead)) {
+    if (!ahead_.empty()) thread_ = std::thread([this] { fetch(); });
+  }
+  Courier(const Courier&) = delete;
+  Courier& operator=(const Courier&) = delete;
+  ~Courier() {
+    if (thread_.joinable()) thread_.join();
+  }
+  /** Waits for the courier; the blocks it took, now held twice, are let go once. */
+  void hand_over() {
+    if (thread_.joinable()) thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    hold(*item_, taken_, Hold::cache);
+    taken_.clear();
+  }
+
+ private:
+  void fetch() {
+    try {
+      const BlockStore* stores[3] = {&item_->a->store(), &item_->b->store(), &item_->c->store()};
+      for (const StagedBlock& b : ahead_) {
+        const BlockStore::Ahead got = stores[static_cast<int>(b.tensor)]->stage_ahead(b.slot);
+        if (got == BlockStore::Ahead::no_room) break;
+        if (got == BlockStore::Ahead::taken) taken_.push_back(b);
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+  const BatchItem* item_;
+  std::vector<StagedBlock> ahead_, taken_;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+// The blocks taken in at the start of step `step` of stage `stage` (its stage's shared ones too
+// when it is the stage's first), or none past the end.
+std::vector<StagedBlock> intake(const Staging& staging, std::size_t stage, std::size_t step) {
+  if (stage < staging.size() && step == staging[stage].steps.size()) ++stage, step = 0;
+  if (stage >= staging.size()) return {};
+  std::vector<StagedBlock> blocks;
+  if (step == 0) blocks = staging[stage].shared;
+  const auto& own = staging[stage].steps[step].blocks;
+  blocks.insert(blocks.end(), own.begin(), own.end());
+  return blocks;
+}
+
 // A batch with stage schedules (see staging.hpp): item after item, each through its stages (an
 // item without one runs whole), so every block a running task touches is held in memory and the
-// blocks move only when the schedules say.
+// blocks move only when the schedules say; a courier reads the next step's in while a step runs.
 BatchStats run_staged(std::span<const BatchItem> items, Executor& executor, const BatchTasks& tasks,
                       const Executor::Body& body) {
   BatchStats stats;
@@ -511,19 +566,27 @@ BatchStats run_staged(std::span<const BatchItem> items, Executor& executor, cons
     }
     // What the last step holds stays as cache for whatever runs next (the schedule's I/O is
     // its own from a cold start; the next contraction may find some of its blocks in memory).
-    for (const Stage& stage : staging) {
-      const bool last_stage = &stage == &staging.back();
+    std::optional<Courier> courier;
+    for (std::size_t s = 0; s < staging.size(); ++s) {
+      const Stage& stage = staging[s];
+      const bool last_stage = s + 1 == staging.size();
       hold(items[i], stage.shared, Hold::take);
-      for (const StageStep& step : stage.steps) {
+      for (std::size_t k = 0; k < stage.steps.size(); ++k) {
+        const StageStep& step = stage.steps[k];
         hold(items[i], step.blocks, Hold::take);
+        if (courier) courier->hand_over();
+        // The next step's blocks may need the room of this step's own, which are let go
+        // after it: the courier takes what fits now.
+        courier.emplace(items[i], intake(staging, s, k + 1));
         ran.clear();
         for (const task_id_t t : step.tasks) ran.push_back(first + t);
         run();
-        const bool last = last_stage && &step == &stage.steps.back();
+        const bool last = last_stage && k + 1 == stage.steps.size();
         hold(items[i], step.blocks, last ? Hold::cache : Hold::drop);
       }
       hold(items[i], stage.shared, last_stage ? Hold::cache : Hold::drop);
     }
+    if (courier) courier->hand_over();
   }
   record_items(items, tasks, stats);
   return stats;

@@ -105,15 +105,20 @@ double* DiskStore::resident(slot_t slot, bool changing, bool pin) const {
     if (changing) changed_[s].store(true, std::memory_order_relaxed);
     return p;
   }
-  if (scratch_->admit(const_cast<DiskStore*>(this), slot, bytes(slot), pin)) {
-    count_read(Transfer::disk_read, slot);
-    // Read it in now, page by page, so that the read is this one and not a fault mid-task.
-    volatile double sink = 0.0;
-    const extent_t step = static_cast<extent_t>(page_bytes() / sizeof(double));
-    for (extent_t i = 0; i < shape_->block_size(slot); i += step) sink = sink + p[i];
-  }
-  if (changing) changed_[static_cast<std::size_t>(slot)].store(true, std::memory_order_relaxed);
+  if (scratch_->admit(const_cast<DiskStore*>(this), slot, bytes(slot), pin) ==
+      ScratchSpace::Admitted::read_in)
+    read_in(slot);
+  if (changing) changed_[s].store(true, std::memory_order_relaxed);
   return p;
+}
+
+void DiskStore::read_in(slot_t slot) const {
+  count_read(Transfer::disk_read, slot);
+  // Read it in now, page by page, so that the read is this one and not a fault mid-task.
+  const double* p = at(slot);
+  volatile double sink = 0.0;
+  const extent_t step = static_cast<extent_t>(page_bytes() / sizeof(double));
+  for (extent_t i = 0; i < shape_->block_size(slot); i += step) sink = sink + p[i];
 }
 
 void DiskStore::drop(slot_t slot) const {
@@ -163,6 +168,20 @@ void DiskStore::stage(std::span<const slot_t> slots) const {
     resident(slot, false, true);
     held_[static_cast<std::size_t>(slot)].fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+BlockStore::Ahead DiskStore::stage_ahead(slot_t slot) const {
+  switch (scratch_->admit_ahead(const_cast<DiskStore*>(this), slot, bytes(slot))) {
+    case ScratchSpace::Admitted::no_room:
+      return Ahead::no_room;
+    case ScratchSpace::Admitted::resident:
+      return Ahead::not_needed;  // if it is let go before its step, the step reads it again
+    case ScratchSpace::Admitted::read_in:
+      break;
+  }
+  read_in(slot);
+  held_[static_cast<std::size_t>(slot)].fetch_add(1, std::memory_order_relaxed);
+  return Ahead::taken;
 }
 
 void DiskStore::release(std::span<const slot_t> slots, bool cache) const {

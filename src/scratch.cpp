@@ -45,20 +45,26 @@ std::int64_t ScratchSpace::resident() const {
   return resident_;
 }
 
+std::int64_t ScratchSpace::read_ahead() const {
+  std::lock_guard lock(mutex_);
+  return read_ahead_;
+}
+
 std::int64_t ScratchSpace::high_water() const {
   std::lock_guard lock(mutex_);
   return high_water_;
 }
 
-bool ScratchSpace::admit(DiskStore* store, slot_t slot, std::int64_t bytes, bool pin) {
+ScratchSpace::Admitted ScratchSpace::admit(DiskStore* store, slot_t slot, std::int64_t bytes,
+                                           bool pin) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find({store, slot});
   const bool fresh = it == entries_.end();
   if (fresh) {
-    make_room(bytes);
-    it = entries_.emplace(Key{store, slot}, Entry{bytes, 0, lru_.end()}).first;
-    resident_ += bytes;
-    high_water_ = std::max(high_water_, resident_);
+    TILECC_CHECK(make_room(bytes), "the memory budget of ", limit_,
+                 " bytes cannot hold the disk blocks needed at once (", resident_ + bytes,
+                 " bytes); give a budget of at least ", resident_ + bytes, " bytes.");
+    it = insert(store, slot, bytes);
   } else if (it->second.pins == 0) {
     lru_.erase(it->second.lru);
   }
@@ -68,7 +74,25 @@ bool ScratchSpace::admit(DiskStore* store, slot_t slot, std::int64_t bytes, bool
   } else if (entry.pins == 0) {
     entry.lru = lru_.insert(lru_.end(), it->first);  // most recently used
   }
-  return fresh;
+  return fresh ? Admitted::read_in : Admitted::resident;
+}
+
+ScratchSpace::Admitted ScratchSpace::admit_ahead(DiskStore* store, slot_t slot,
+                                                 std::int64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (entries_.contains({store, slot})) return Admitted::resident;
+  if (!make_room(bytes)) return Admitted::no_room;
+  ++insert(store, slot, bytes)->second.pins;
+  read_ahead_ += bytes;
+  return Admitted::read_in;
+}
+
+std::map<ScratchSpace::Key, ScratchSpace::Entry>::iterator ScratchSpace::insert(
+    DiskStore* store, slot_t slot, std::int64_t bytes) {
+  const auto it = entries_.emplace(Key{store, slot}, Entry{bytes, 0, lru_.end()}).first;
+  resident_ += bytes;
+  high_water_ = std::max(high_water_, resident_);
+  return it;
 }
 
 void ScratchSpace::unpin(DiskStore* store, slot_t slot, bool drop) {
@@ -98,12 +122,10 @@ void ScratchSpace::forget(DiskStore* store) {
   }
 }
 
-void ScratchSpace::make_room(std::int64_t bytes) {
-  if (limit_ == 0) return;
+bool ScratchSpace::make_room(std::int64_t bytes) {
+  if (limit_ == 0) return true;
   while (resident_ + bytes > limit_ && !lru_.empty()) evict(entries_.find(lru_.front()), true);
-  TILECC_CHECK(resident_ + bytes <= limit_, "the memory budget of ", limit_,
-               " bytes cannot hold the disk blocks needed at once (", resident_ + bytes,
-               " bytes); give a budget of at least ", resident_ + bytes, " bytes.");
+  return resident_ + bytes <= limit_;
 }
 
 void ScratchSpace::evict(std::map<Key, Entry>::iterator it, bool in_lru) {

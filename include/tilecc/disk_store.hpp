@@ -37,6 +37,7 @@ class DiskStore final : public BlockStore {
   const double* block(slot_t slot) const override;
   const char* kind() const override { return "disk"; }
   void stage(std::span<const slot_t> slots) const override;
+  Ahead stage_ahead(slot_t slot) const override;
   void release(std::span<const slot_t> slots, bool cache = false) const override;
 
   /** Called by the scratch space when it evicts a block: written back if changed, its pages
@@ -47,6 +48,8 @@ class DiskStore final : public BlockStore {
  private:
   /** The block, resident (read in if it was not), marked changed when `changing`. */
   double* resident(slot_t slot, bool changing, bool pin) const;
+  /** Count a block's read and bring its pages into memory. */
+  void read_in(slot_t slot) const;
   double* at(slot_t slot) const { return data_ + offsets_[static_cast<std::size_t>(slot)]; }
 
   std::shared_ptr<ScratchSpace> scratch_;

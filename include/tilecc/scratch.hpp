@@ -42,11 +42,18 @@ class ScratchSpace {
   /** Bytes resident now, and the most there have been at once. */
   std::int64_t resident() const;
   std::int64_t high_water() const;
+  /** Bytes couriers read ahead of the tasks (admit_ahead), of all read. */
+  std::int64_t read_ahead() const;
 
+  enum class Admitted : std::uint8_t { resident, read_in, no_room };
   /** Record that a block of `store` is now resident (if it was not) and, with `pin`, pinned
-   *  once more; evicts unpinned blocks for room. Returns whether it was not resident before
-   *  (the caller reads it in). Called by stores. */
-  bool admit(DiskStore* store, slot_t slot, std::int64_t bytes, bool pin);
+   *  once more; evicts unpinned blocks for room (a pinned set over the limit is an error).
+   *  read_in: it was not resident (the caller reads it in). Called by stores. */
+  Admitted admit(DiskStore* store, slot_t slot, std::int64_t bytes, bool pin);
+  /** For a courier reading ahead: a block not resident yet is admitted pinned if there is room
+   *  (read_in), else nothing is recorded (no_room); a resident one is left as it is (resident),
+   *  so that a schedule that lets it go and takes it again reads it again, as it counts. */
+  Admitted admit_ahead(DiskStore* store, slot_t slot, std::int64_t bytes);
   /** Unpin a block once; with `drop` and no pins left, evict it now. */
   void unpin(DiskStore* store, slot_t slot, bool drop);
   /** Evict every unpinned block (written back if changed): memory holds only what stages hold. */
@@ -61,7 +68,8 @@ class ScratchSpace {
     std::list<std::pair<DiskStore*, slot_t>>::iterator lru;  // valid while unpinned
   };
   using Key = std::pair<DiskStore*, slot_t>;
-  void make_room(std::int64_t bytes);  // with the lock held
+  bool make_room(std::int64_t bytes);  // with the lock held; false: pinned blocks fill it
+  std::map<Key, Entry>::iterator insert(DiskStore* store, slot_t slot, std::int64_t bytes);
   void evict(std::map<Key, Entry>::iterator it, bool in_lru);
 
   std::string directory_;
@@ -71,7 +79,7 @@ class ScratchSpace {
   mutable std::mutex mutex_;
   std::map<Key, Entry> entries_;
   std::list<Key> lru_;  // unpinned resident blocks, least recently used first
-  std::int64_t resident_ = 0, high_water_ = 0;
+  std::int64_t resident_ = 0, high_water_ = 0, read_ahead_ = 0;
 };
 
 }  // namespace tilecc

@@ -136,6 +136,15 @@ class BlockStore {
     (void)slots;
     (void)cache;
   }
+  /** What stage_ahead() did with a block: took it in (to be released as a stage()d one), had
+   *  no need to (it is in memory already, or always is), or found no room for it. */
+  enum class Ahead : std::uint8_t { taken, not_needed, no_room };
+  /** stage() the block if it is not in memory and there is room beside what is held: a courier
+   *  reading ahead of the tasks. */
+  virtual Ahead stage_ahead(slot_t slot) const {
+    (void)slot;
+    return Ahead::not_needed;
+  }
   /** Whether fetch() returns views (a task then need not time it as a transfer). */
   virtual bool zero_copy() const = 0;
   /** Whether this process holds the block (and so computes it in element-wise operations). */

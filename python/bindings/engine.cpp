@@ -149,6 +149,7 @@ void bind_engine(nb::module_& m) {
             d["resident_bytes"] = r.scratch().resident();
             d["resident_high_water_bytes"] = r.scratch().high_water();
             d["resident_limit_bytes"] = r.scratch().limit();
+            d["read_ahead_bytes"] = r.scratch().read_ahead();
             return d;
           },
           "The disk tensors' blocks in memory now and at most, against the limit (0: none).")

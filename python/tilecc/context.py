@@ -399,6 +399,8 @@ class Context:
             "lower_bound_bytes": self._io_bound_run,
             "schedule": self.staging if self.store == "disk" else "in core",
             "resident_high_water_bytes": int(self._runtime.scratch["resident_high_water_bytes"]),
+            # Of bytes_read, what couriers read while the previous step's tasks ran.
+            "read_ahead_bytes": int(self._runtime.scratch["read_ahead_bytes"]),
         }
 
     @contextmanager

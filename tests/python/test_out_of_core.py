@@ -86,6 +86,8 @@ def test_a_contraction_through_disk_moves_what_its_schedule_says(tmp_path, sched
     assert after["lower_bound_bytes"] - before["lower_bound_bytes"] == bound
     if schedule != "lru":
         assert (read, written) == staging(h, budget, schedule).io(h)
+        # Between steps, a courier read the next one's blocks while this one's tasks ran.
+        assert 0 < after["read_ahead_bytes"] - before["read_ahead_bytes"] < read
     assert read + written >= bound
     assert after["resident_high_water_bytes"] <= budget
     expected = np.einsum("ijab,klab->ijkl", *dense)
