@@ -169,6 +169,15 @@ def byte_size(text: str) -> int:
     return int(float(match.group(1)) * _UNITS[unit])
 
 
+def show_bytes(n: float) -> str:
+    """A size for people: "19.5 KiB", "130 MiB" (the units byte_size takes)."""
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The runtime flags, with defaults from RuntimeOptions and the valid names from the
     registries (so that help never lists a policy or store that does not exist)."""

@@ -24,7 +24,7 @@ from tilecc.cc.solver import check_iteration_options
 from tilecc.context import Context
 from tilecc.files import check_outputs, exclusive_lock, is_special, replaced_atomically
 from tilecc.host.scf import SCFOptions
-from tilecc.options import RuntimeOptions
+from tilecc.options import RuntimeOptions, show_bytes
 from tilecc.trace import Decomposition
 from tilecc.wisdom import wisdom_path
 
@@ -482,10 +482,9 @@ def run(
         plan = plan_job(solver("none", None), budget, opts.runtime.staging)
         if not plan.in_core:
             store, budget = "disk", plan.memory_budget_bytes
-            needed = plan.peak_memory_bytes - plan.process_bytes
             console.print(
-                f"the job needs {needed / 2**20:.0f} MiB, more than its memory budget of "
-                f"{budget / 2**20:.0f} MiB: it runs out of core (--store disk, "
+                f"the job needs {show_bytes(plan.allocated_bytes)}, more than its memory budget "
+                f"of {show_bytes(budget)}: it runs out of core (--store disk, "
                 f"{opts.runtime.staging} staging).",
                 highlight=False,
             )

@@ -161,15 +161,17 @@ def test_missing_molecule_file(tmp_path):
 
 def test_the_memory_budget_holds_or_stops_the_job_before_it_allocates(tmp_path):
     # Within a budget the job runs and reports its tensors' high-water mark; under one too small
-    # for them it stops with one sentence, exit 2, and writes nothing.
+    # for them, with the memory store chosen (else it goes out of core, see test_out_of_core),
+    # it stops with one sentence, exit 2, and writes nothing.
     within = run_water(tmp_path, "ccsd", "--memory-budget", "64MiB")
     memory = within["memory"]
     assert memory["limit_bytes"] == 64 * 2**20
     assert 0 < memory["high_water_bytes"] <= memory["limit_bytes"]
     out = tmp_path / "over.json"
     run = tilecc(
-        "run", str(WATER), "--basis", "6-31g", "--memory-budget", "20KB", "--json", str(out)
-    )
+        "run", str(WATER), "--basis", "6-31g", "--memory-budget", "20KB", "--store", "memory",
+        "--json", str(out),
+    )  # fmt: skip
     text = " ".join(run.stdout.split())
     assert run.returncode == 2, run.stdout + run.stderr
     assert text.count("over the memory budget of 19.5 KiB") == 1 and "Traceback" not in text

@@ -28,6 +28,7 @@ class JobPlan:
     spaces: dict[str, int]
     tensors: dict[str, int]  # name -> stored bytes
     tensors_peak_bytes: int  # the tensors held at once, iteration included
+    allocated_bytes: int  # what the job allocates at its peak: tensors, DIIS, integral batch
     diis_bytes: int  # DIIS history, the iteration's error and extrapolated amplitudes
     integrals_batch_bytes: int  # the largest integral transformation held at once
     process_bytes: int  # the process before CC (Python, PySCF, the SCF's results)
@@ -135,6 +136,7 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
         spaces={"occupied": problem.occ.size, "virtual": problem.vir.size},
         tensors=problem_tensors,
         tensors_peak_bytes=tensors_peak,
+        allocated_bytes=needed,
         diis_bytes=diis,
         integrals_batch_bytes=integrals,
         process_bytes=process,
