@@ -222,6 +222,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--memory-budget",
+        "--memory",
         type=byte_size,
         default=default.memory_budget,
         metavar="SIZE",

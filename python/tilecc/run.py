@@ -369,6 +369,8 @@ def run(
         cartesian=opts.cartesian,
         unit="bohr" if opts.bohr else "angstrom",
     )
+    if opts.runtime.memory_budget:
+        host.limit_memory(mol, opts.runtime.memory_budget)
     reference = opts.reference or ("rhf" if mol.spin == 0 else "uhf")
     if opts.semicanonical and (reference != "rohf" or opts.method not in ("ccsd", "ccsd(t)")):
         raise ValueError(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pyscf import gto, scf
 
 import tilecc
 from tilecc.staging import SCHEDULES, BlockHypergraph, lru_io, staging
@@ -205,3 +206,16 @@ def test_a_job_over_its_budget_goes_out_of_core_by_itself(tmp_path):
         if name == "out":
             assert results["io"]["schedule"] == "two-level" and results["io"]["bytes_read"] > 0
     assert energies["out"] == pytest.approx(energies["in"], abs=1e-10)
+
+
+def test_a_budget_holds_pyscf_to_it_too():
+    """PySCF keeps the SCF's AO integrals only when they fit in the budget beside the process."""
+    from tilecc.host.molecule import limit_memory
+
+    held = {}
+    for budget in (2**30, 100_000):
+        mol = gto.M(atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
+                    basis="cc-pvdz", verbose=0)  # fmt: skip
+        limit_memory(mol, budget)
+        held[budget] = scf.RHF(mol).run()._eri is not None
+    assert held == {2**30: True, 100_000: False}

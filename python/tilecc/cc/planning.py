@@ -68,7 +68,7 @@ def _peak_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _resident_bytes() -> int:
+def resident_bytes() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
@@ -85,7 +85,7 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     # (once per machine: the run will find it in the wisdom file, and not have its peak).
     before = _peak_bytes()
     _ = ctx.cost_model
-    process = _resident_bytes()
+    process = resident_bytes()
     problem = cc.build_problem()
     amplitudes = cc.initial_amplitudes(problem)
     cc.energy(amplitudes, problem)
