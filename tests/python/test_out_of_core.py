@@ -219,3 +219,36 @@ def test_a_budget_holds_pyscf_to_it_too():
         limit_memory(mol, budget)
         held[budget] = scf.RHF(mol).run()._eri is not None
     assert held == {2**30: True, 100_000: False}
+
+
+def test_a_scratch_directory_that_vanishes_mid_run_ends_the_job_with_one_sentence(tmp_path):
+    """The tensors' open files live on; the next one to be made cannot be, and the job ends
+    with one sentence and exit 2, its last checkpoint whole."""
+    import subprocess
+    import sys
+    import time
+
+    import h5py
+
+    scratch, checkpoint = tmp_path / "scratch", tmp_path / "n2.h5"
+    scratch.mkdir()
+    n2 = tmp_path / "n2.xyz"
+    n2.write_text("2\n\nN 0 0 0\nN 0 0 1.0977\n")
+    job = subprocess.Popen(
+        [sys.executable, "-m", "tilecc.cli", "run", str(n2), "--basis", "cc-pvdz", "--threads",
+         "1", "--store", "disk", "--scratch", str(scratch), "--checkpoint", str(checkpoint),
+         "--conv-tol", "1e-12", "--conv-tol-normt", "1e-10"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert job.poll() is None, "the job ended before its first checkpoint"
+    scratch.rename(tmp_path / "gone")  # the path vanishes at once
+    output, _ = job.communicate(timeout=120)
+    text = " ".join(output.split())
+    assert job.returncode == 2, text[-1000:]
+    assert text.count(f"cannot create a scratch file in {scratch}") == 1
+    assert "give --scratch a writable directory" in text and "Traceback" not in text
+    with h5py.File(checkpoint, "r") as h5:
+        assert h5.attrs["cycle"] >= 1
