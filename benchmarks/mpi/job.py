@@ -10,7 +10,6 @@ task.
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 import warnings
@@ -21,6 +20,7 @@ from pyscf import gto, scf
 import tilecc
 from tilecc import mpi
 from tilecc.host.pyscf import chemical_core
+from tilecc.memory import peak_rss_bytes
 from tilecc.run import communication
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -64,7 +64,7 @@ def main() -> None:
     stats = ctx.stats
     mine = {
         "communication": communication(ctx),
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_bytes() / 2**20,
         "tensor_mb": ctx.runtime.memory["high_water_bytes"] / 2**20,
         "tasks": stats.tasks,
     }

@@ -13,7 +13,6 @@ ccsd: a frozen-core RHF-CCSD job (SCF outside the timing).
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import tilecc
+from tilecc.memory import peak_rss_bytes
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from paper004 import ccd_tensors
@@ -81,7 +81,7 @@ def main() -> None:
         result = ccd(float(sys.argv[2]), tilecc.Context(**options))
     else:
         result = ccsd(sys.argv[2], sys.argv[3], options)
-    result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result["peak_rss_bytes"] = peak_rss_bytes()
     print(json.dumps(result))
 
 

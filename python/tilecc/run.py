@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import socket
 import tempfile
 import time
@@ -24,6 +23,7 @@ from tilecc.cc.solver import check_iteration_options
 from tilecc.context import Context
 from tilecc.files import check_outputs, exclusive_lock, is_special, replaced_atomically
 from tilecc.host.scf import SCFOptions
+from tilecc.memory import peak_rss_bytes
 from tilecc.options import RuntimeOptions, show_bytes
 from tilecc.trace import Decomposition
 from tilecc.wisdom import wisdom_path
@@ -272,7 +272,7 @@ def per_rank(ctx: Context) -> dict[str, Any]:
     mine = {
         "rank": mpi.world().rank,
         "communication": moved,
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "peak_rss_bytes": peak_rss_bytes(),
     }
     ranks = mpi.gather(mine)
     totals = {key: sum(r["communication"][key] for r in ranks) for key in moved}

@@ -7,18 +7,12 @@ through the disk store, with the I/O its stage schedules would do."""
 
 from __future__ import annotations
 
-import os
-import resource
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tilecc.cc.solver import AmplitudeSolver
+from tilecc.memory import available_memory, peak_rss_bytes, resident_bytes
 from tilecc.staging import BlockHypergraph, lru_io, staging
-
-#: Held back from the memory the process may use when no budget is given: for the kernel, the
-#: page cache and whatever else runs beside the job.
-MARGIN = 0.1
 
 
 @dataclass
@@ -45,45 +39,15 @@ class JobPlan:
         return asdict(self)
 
 
-def available_memory() -> int:
-    """The memory this process may use: the cgroup's limit when there is one, else the
-    machine's available memory, less MARGIN."""
-    limits = [_meminfo_available()]
-    cgroup = Path("/sys/fs/cgroup/memory.max")
-    if cgroup.exists():
-        text = cgroup.read_text().strip()
-        if text.isdigit():
-            limits.append(int(text))
-    return int(min(limits) * (1 - MARGIN))
-
-
-def _meminfo_available() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def _peak_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def resident_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return _peak_bytes()
-
-
 def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> JobPlan:
     """Plan ``cc`` (a solver on a planning context) against ``memory_budget`` (None: the
-    memory available, see :func:`available_memory`)."""
+    memory available, see :func:`tilecc.memory.available_memory`)."""
     ctx = cc.context
     if not ctx.planning:
         raise ValueError("plan_job needs a solver made with store='none'.")
     # The SCF's peak, which the run has too; then the cost model, calibrated now if it has to be
     # (once per machine: the run will find it in the wisdom file, and not have its peak).
-    before = _peak_bytes()
+    before = peak_rss_bytes()
     _ = ctx.cost_model
     process = resident_bytes()
     problem = cc.build_problem()

@@ -388,6 +388,6 @@ def limit_memory(mol: Any, budget_bytes: int) -> None:
     """Hold PySCF's own arrays (the SCF's AO integrals, its integral transformations) to a
     memory budget: it may take the budget beyond what the process holds now, and goes
     integral-direct or out of core past it (PySCF's max_memory is the whole process's, in MB)."""
-    from tilecc.cc.planning import resident_bytes
+    from tilecc.memory import resident_bytes
 
     mol.max_memory = (resident_bytes() + budget_bytes) / 2**20

@@ -104,16 +104,20 @@ def memory(h: BlockHypergraph, tasks: Sequence[int], nets_of: list[list[int]]) -
     return int(sum(h.net_bytes[e] for e in held_by(list(tasks), nets_of)))
 
 
+def bisect(h: BlockHypergraph, tasks: list[int], weights: np.ndarray) -> list[list[int]]:
+    """Two parts of `tasks` by connectivity−1 balancing `weights`; split in order if the
+    partitioner leaves one empty (tasks that share nothing), so that recursion always ends."""
+    halves = partition(h, tasks, 2, weights, False, EPSILON)
+    return halves if len(halves) == 2 else [tasks[: len(tasks) // 2], tasks[len(tasks) // 2 :]]
+
+
 def one_level(h: BlockHypergraph, limit: int) -> list[Stage]:
     nets_of = h.nets_of()
 
     def stages(tasks: list[int]) -> list[Stage]:
         if memory(h, tasks, nets_of) <= limit or len(tasks) == 1:
             return [one_step_stage(tasks, nets_of)]
-        halves = partition(h, tasks, 2, h.task_weights, False, EPSILON)
-        if len(halves) < 2:
-            halves = [tasks[: len(tasks) // 2], tasks[len(tasks) // 2 :]]
-        return [stage for half in halves for stage in stages(half)]
+        return [stage for half in bisect(h, tasks, h.task_weights) for stage in stages(half)]
 
     return stages(list(range(h.tasks)))
 
@@ -136,8 +140,8 @@ def read_once(
         )
         shared_bytes = int(sum(h.net_bytes[e] for e in shared))
         if shared_bytes > limit:
-            # More parts cut more blocks, so the cut only grows from here: the search ends (the
-            # paper searches on to 127 parts; past this point no more parts ever fit).
+            # More parts tend to cut more blocks, so the search ends at the first cut that does
+            # not fit (the paper searches on to 127 parts, at a partitioner call each).
             return None
         cut = set(shared)
         steps = [
@@ -167,9 +171,6 @@ def two_level(h: BlockHypergraph, limit: int) -> list[Stage]:
         stage = read_once(h, tasks, limit, nets_of) if len(tasks) > 1 else None
         if stage is not None or len(tasks) == 1:
             return [stage or one_step_stage(tasks, nets_of)]
-        halves = partition(h, tasks, 2, task_bytes(h, tasks), False, EPSILON)
-        if len(halves) < 2:
-            halves = [tasks[: len(tasks) // 2], tasks[len(tasks) // 2 :]]
-        return [s for half in halves for s in stages(half)]
+        return [s for half in bisect(h, tasks, task_bytes(h, tasks)) for s in stages(half)]
 
     return stages(list(range(h.tasks)))
