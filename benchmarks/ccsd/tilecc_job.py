@@ -6,10 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+# tilecc first, as its CLI does: loading its BLAS names this CPU's kernels (OPENBLAS_CORETYPE) to
+# the OpenBLAS that PySCF bundles, which is older than many CPUs and otherwise runs PySCF's
+# integral transformation with a generic kernel at half speed.
+import tilecc
+
+# isort: split
 from job import run
 from pyscf import scf
 
-import tilecc
 from tilecc.host.pyscf import chemical_core
 
 solver: Any = None
