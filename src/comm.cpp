@@ -125,12 +125,10 @@ void Communicator::broadcast(std::span<double> values) const {
 }
 
 std::vector<task_id_t> rank_share(std::span<const double> costs, const Communicator& comm) {
-  LptPartition lpt;
-  const std::vector<int> capacities(static_cast<std::size_t>(comm.size()), 1);
-  lpt.assign(costs, capacities);
-  const auto mine = lpt.bin(static_cast<std::size_t>(comm.rank()));
-  std::vector<task_id_t> share(mine.begin(), mine.end());
-  std::sort(share.begin(), share.end());
+  const std::vector<int> bin_of = lpt_bins(costs, comm.size());
+  std::vector<task_id_t> share;
+  for (std::size_t t = 0; t < bin_of.size(); ++t)
+    if (bin_of[t] == comm.rank()) share.push_back(static_cast<task_id_t>(t));
   return share;
 }
 

@@ -441,7 +441,14 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
   if (items.size() == 1) pool.loop = items[0].plan().loop();
   const bool threaded_blas = items.size() == 1 && uses_threaded_blas(items[0].plan(), executor);
   BatchStats stats;
-  stats.run = run_across_ranks(executor, pool, body, comm, threaded_blas);
+  // A placement applies when every item has one (each item's, in the batch's order of tasks).
+  std::vector<int> placement;
+  if (std::all_of(items.begin(), items.end(),
+                  [](const BatchItem& item) { return !item.schedule->placement().empty(); }))
+    for (const BatchItem& item : items)
+      placement.insert(placement.end(), item.schedule->placement().begin(),
+                       item.schedule->placement().end());
+  stats.run = run_across_ranks(executor, pool, body, comm, threaded_blas, placement);
   std::vector<BlockTensor*> outputs;
   for (const BatchItem& item : items)
     if (std::find(outputs.begin(), outputs.end(), item.c) == outputs.end())

@@ -2,21 +2,36 @@
 
 #include <vector>
 
+#include "tilecc/error.hpp"
+
 namespace tilecc {
 
 RunStats run_across_ranks(Executor& executor, const TaskPool& pool, const Executor::Body& body,
-                          const Communicator& comm, bool threaded_blas) {
+                          const Communicator& comm, bool threaded_blas,
+                          std::span<const int> placement) {
   const std::size_t tasks = pool.costs.size();
-  const bool through_counter = executor.policy_uses_counter() && tasks > 1 && !threaded_blas;
+  TILECC_CHECK(placement.empty() || placement.size() == tasks, "a placement of ", placement.size(),
+               " tasks given to a run of ", tasks, " tasks.");
+  const bool through_counter =
+      placement.empty() && executor.policy_uses_counter() && tasks > 1 && !threaded_blas;
   RunStats stats;
   std::vector<task_id_t> share;
   if (through_counter) {
     stats = executor.run(pool, body);
   } else {
-    share = rank_share(pool.costs, comm);
+    if (placement.empty()) {
+      share = rank_share(pool.costs, comm);
+    } else {
+      for (std::size_t t = 0; t < tasks; ++t) {
+        TILECC_CHECK(placement[t] < comm.size(), "a placement puts a task on rank ", placement[t],
+                     " of a run on ", comm.size(), " ranks.");
+        if (placement[t] == comm.rank()) share.push_back(static_cast<task_id_t>(t));
+      }
+    }
     std::vector<double> costs;
     for (const task_id_t t : share) costs.push_back(pool.costs[static_cast<std::size_t>(t)]);
-    const TaskPool mine{costs, {}, pool.segments, {}};
+    TaskPool mine{costs, {}, pool.segments, {}};
+    mine.rank_local = true;
     const Executor::Body run_share = [&](task_id_t t, int worker) {
       body(share[static_cast<std::size_t>(t)], worker);
     };

@@ -7,9 +7,9 @@
 
 namespace tilecc {
 
-std::vector<int> hash_placement(const BlockShape& shape, int ranks) {
-  std::vector<int> owner(static_cast<std::size_t>(shape.num_blocks()));
-  for (slot_t s = 0; s < shape.num_blocks(); ++s) {
+std::vector<int> hash_placement(slot_t blocks, int ranks) {
+  std::vector<int> owner(static_cast<std::size_t>(blocks));
+  for (slot_t s = 0; s < blocks; ++s) {
     // splitmix64's finaliser: neighbouring slots (often blocks of one size) land far apart.
     auto x = static_cast<std::uint64_t>(s) + 0x9E3779B97F4A7C15ULL;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -23,7 +23,7 @@ std::vector<int> hash_placement(const BlockShape& shape, int ranks) {
 MpiStore::MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm,
                    const StoreResources& resources)
     : BlockStore(shape, resources.traffic), comm_(std::move(comm)) {
-  owner_ = hash_placement(shape, comm_->size());
+  owner_ = hash_placement(shape.num_blocks(), comm_->size());
   // Every rank lays out every owner's part the same way, so a block's place is known to all.
   std::vector<MPI_Aint> used(static_cast<std::size_t>(comm_->size()), 0);
   offset_.resize(static_cast<std::size_t>(shape.num_blocks()));

@@ -168,6 +168,16 @@ std::span<const task_id_t> DecreasingCostOrder::sort(std::span<const double> cos
   return order_;
 }
 
+std::vector<int> lpt_bins(std::span<const double> costs, int bins) {
+  LptPartition lpt;
+  const std::vector<int> capacities(static_cast<std::size_t>(bins), 1);
+  lpt.assign(costs, capacities);
+  std::vector<int> bin_of(costs.size(), 0);
+  for (std::size_t b = 0; b < lpt.bins(); ++b)
+    for (const task_id_t t : lpt.bin(b)) bin_of[static_cast<std::size_t>(t)] = static_cast<int>(b);
+  return bin_of;
+}
+
 void LptPartition::assign(std::span<const double> costs, std::span<const int> capacities,
                           std::span<const std::int32_t> stages) {
   bins_used_ = capacities.size();

@@ -28,6 +28,15 @@ void Schedule::set_staging(Staging staging) {
   staging_ = std::move(staging);
 }
 
+void Schedule::set_placement(std::vector<int> rank_of_task) {
+  TILECC_CHECK(rank_of_task.empty() || rank_of_task.size() == plan_->tasks().size(),
+               "a placement of ", rank_of_task.size(), " tasks given to a plan of ",
+               plan_->tasks().size(), " tasks.");
+  for (const int rank : rank_of_task)
+    TILECC_CHECK(rank >= 0, "a placement puts a task on rank ", rank, ", which does not exist.");
+  placement_ = std::move(rank_of_task);
+}
+
 void Schedule::record_measured(std::span<const double> seconds) {
   TILECC_CHECK(seconds.size() == plan_->tasks().size(), "measured times for ", seconds.size(),
                " tasks given to a plan of ", plan_->tasks().size(), " tasks.");

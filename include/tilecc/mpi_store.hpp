@@ -13,9 +13,9 @@
 
 namespace tilecc {
 
-/** The owner rank of each canonical block: a hash of its slot, which spreads the blocks of every
- *  size over the ranks whatever the tensor's structure. */
-std::vector<int> hash_placement(const BlockShape& shape, int ranks);
+/** The owner rank of each of `blocks` canonical blocks: a hash of its slot, which spreads the
+ *  blocks of every size over the ranks whatever the tensor's structure. */
+std::vector<int> hash_placement(slot_t blocks, int ranks);
 
 /**
  * Blocks owned by ranks (hash_placement), each rank's in its part of one window allocated by MPI.

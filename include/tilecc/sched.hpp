@@ -47,6 +47,9 @@ struct TaskPool {
    *  tasks of earlier stages (see Executor::run), so policies hand out the tasks of earlier
    *  stages first: stage before cost. */
   std::span<const std::int32_t> stages{};
+  /** The pool holds this rank's own tasks (its share, or its placement's): a policy that hands
+   *  tasks out through a counter counts on this rank alone, not through the ranks' shared one. */
+  bool rank_local = false;
   /** The blocks each task reads and writes; given only to a policy that wants_blocks(), else
    *  null. */
   const TaskBlocks* blocks = nullptr;
@@ -187,6 +190,10 @@ class LptPartition {
   std::vector<double> load_;
   std::vector<std::pair<double, std::size_t>> heap_;  // (load per unit of capacity, bin)
 };
+
+/** The bin of every task under LPT over `bins` bins of equal capacity: every caller given the
+ *  same costs gets the same split (what ranks rely on to share tasks without talking). */
+std::vector<int> lpt_bins(std::span<const double> costs, int bins);
 /**
  * Guided chunks (guided self-scheduling, Polychronopoulos and Kuck, with factoring's halved
  * chunks): cuts `order` into the runs of tasks that a shared counter hands out one per fetch. Each

@@ -64,6 +64,10 @@ class Schedule {
   /** The stages its runs go through (checked against the plan); empty: none. */
   void set_staging(Staging staging);
   const Staging& staging() const { return staging_; }
+  /** The rank each task runs on across ranks (a placement, tilecc.placement), in the order of
+   *  the plan's tasks; empty: the policy decides (its counter or each rank's LPT share). */
+  void set_placement(std::vector<int> rank_of_task);
+  const std::vector<int>& placement() const { return placement_; }
 
   /** The plan's summary, with the policy and the model's error on the last run. */
   std::string summary() const;
@@ -74,6 +78,7 @@ class Schedule {
   std::vector<double> estimated_, measured_;
   std::string policy_;
   Staging staging_;
+  std::vector<int> placement_;
 };
 
 }  // namespace tilecc

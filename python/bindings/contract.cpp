@@ -192,6 +192,8 @@ void bind_contract(nb::module_& m) {
           "blocks, streamed), a block (operand 0/1/2 for a/b/c, slot). An empty list: no "
           "staging.")
       .def_prop_ro("staged", [](const Schedule& s) { return !s.staging().empty(); })
+      .def_prop_rw("placement", &Schedule::placement, &Schedule::set_placement,
+                   "The rank each task runs on across ranks; empty: the policy decides.")
       .def("summary", &Schedule::summary);
 
   nb::class_<ModelCorrection>(m, "ModelCorrection")

@@ -7,6 +7,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/mpi_store.hpp"
 #include "tilecc/runtime.hpp"
 
 namespace nb = nanobind;
@@ -108,6 +109,21 @@ void bind_engine(nb::module_& m) {
           nb::arg("costs"),
           "This rank's items of work with these costs: LPT over the ranks, the same split on "
           "every rank, ascending.");
+
+  m.def(
+      "hash_owners", [](slot_t blocks, int ranks) { return hash_placement(blocks, ranks); },
+      nb::arg("blocks"), nb::arg("ranks"),
+      "The owner rank of each of a tensor's blocks in the mpi store (a hash of the slot).");
+
+  m.def(
+      "lpt_bins",
+      [](const std::vector<double>& costs, int bins) {
+        TILECC_CHECK(bins >= 1, "LPT needs at least one bin, not ", bins, ".");
+        return lpt_bins(costs, bins);
+      },
+      nb::arg("costs"), nb::arg("bins"),
+      "The bin of each task under LPT over equal bins: how the static policies split tasks "
+      "over ranks.");
 
   nb::class_<Runtime>(m, "Runtime")
       .def(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from threadpoolctl import threadpool_limits
 from tilecc import _blas, _core, mpi, wisdom
 from tilecc.deferred import Queued, QueuedContraction, QueuedOperation, in_batches
 from tilecc.options import MAX_THREADS, RuntimeOptions
+from tilecc.placement import Ranks, place
+from tilecc.placement.schemes import hash_owners
 from tilecc.staging import BlockHypergraph, staging
 from tilecc.trace import (
     Decomposition,
@@ -129,6 +132,9 @@ class Context:
     staging: str = "two-level"
     scratch: str | None = None
     keep_scratch: bool = False
+    #: On several ranks: which rank runs each task of a contraction (a name in
+    #: tilecc.placement.PLACEMENTS), computed once per plan on rank 0; None: the policy decides.
+    placement: str | None = None
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
     blas_parallel_task_flops: float = 2e9
@@ -368,6 +374,10 @@ class Context:
                 start = time.perf_counter()
                 self._stage(planned)
                 record.time.inspector += time.perf_counter() - start
+            if self.placement is not None and mpi.world().size > 1:
+                start = time.perf_counter()
+                self._place(planned)
+                record.time.inspector += time.perf_counter() - start
             if self._recorder is not None:
                 self._recorder.add_inspection(
                     Inspection(
@@ -387,6 +397,28 @@ class Context:
         self._io_bounds[planned.id] = read + written
         if self.memory_budget and self.staging != "lru":
             planned.schedule.set_staging(staging(h, self.memory_budget, self.staging).for_core(h))
+
+    def _place(self, planned: Any) -> None:
+        """Give a plan its placement on the ranks (computed on rank 0, the same on every rank):
+        its blocks stay on the mpi store's hash owners, its tasks go where the placement puts
+        them. A partitioner that fails falls back to the hash placement, with a warning."""
+        w = mpi.world()
+        ranks = Ranks(w.size, w.ranks_per_node)
+        task_rank = None
+        if w.leader:
+            h = BlockHypergraph.of_plan(planned.plan)
+            owners = hash_owners(h, ranks)
+            try:
+                task_rank = place(h, self.placement, ranks, owners).task_rank
+            except Exception as exc:  # any failure of the partitioner has the same remedy
+                warnings.warn(
+                    f"the {self.placement} placement of {planned.plan.expression} failed "
+                    f"({exc}); its tasks take the hash placement instead.",
+                    stacklevel=2,
+                )
+                task_rank = place(h, "hash", ranks, owners).task_rank
+            task_rank = [int(r) for r in task_rank]
+        planned.schedule.placement = mpi.broadcast(task_rank)
 
     @property
     def io(self) -> dict[str, Any]:

@@ -119,6 +119,15 @@ def share_mean_field(mf: Any) -> None:
         setattr(mf, name, value)
 
 
+def broadcast(value: Any) -> Any:
+    """Rank 0's ``value`` on every rank (``value`` itself alone)."""
+    if world().size <= 1:
+        return value
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD.bcast(value, root=0)
+
+
 def gather(value: Any) -> list[Any]:
     """Every rank's ``value``, in rank order, on every rank (a one-process list alone)."""
     if world().size <= 1:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tilecc import _core
+from tilecc.placement import PLACEMENTS
 from tilecc.staging import SCHEDULES
 
 #: The most worker threads an executor takes (include/tilecc/exec.hpp checks the same).
@@ -40,6 +41,9 @@ class RuntimeOptions:
         scratch: the directory the ``disk`` store's files go in; None: $TILECC_SCRATCH, else a
             new temporary directory.
         keep_scratch: leave the ``disk`` store's files when the job ends.
+        placement: on several ranks, which rank runs each task of a contraction, by name
+            (``tilecc.placement.PLACEMENTS``), computed once per plan; None: the policy decides
+            (its counter, or each rank's LPT share).
     """
 
     threads: int | None = None
@@ -53,6 +57,7 @@ class RuntimeOptions:
     staging: str = "two-level"
     scratch: str | None = None
     keep_scratch: bool = False
+    placement: str | None = None
 
     def check(self) -> RuntimeOptions:
         """Refuse a bad option with one sentence naming it and the valid values; returns self."""
@@ -75,6 +80,10 @@ class RuntimeOptions:
             )
         if self.scratch is not None:
             check_scratch(self.scratch)
+        if self.placement is not None and self.placement not in PLACEMENTS:
+            raise ValueError(
+                f"unknown placement {self.placement!r}; valid ones are: {', '.join(PLACEMENTS)}."
+            )
         for name in ("refine", "trace", "keep_scratch"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
@@ -105,6 +114,7 @@ class RuntimeOptions:
             staging=args.staging,
             scratch=args.scratch,
             keep_scratch=args.keep_scratch,
+            placement=args.placement,
         ).check()
 
     def as_dict(self) -> dict[str, Any]:
@@ -241,6 +251,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where --store disk keeps its files (default: $TILECC_SCRATCH, else a new "
         "temporary directory)",
+    )
+    group.add_argument(
+        "--placement",
+        default=default.placement,
+        help=f"on several ranks, which rank runs each task: {', '.join(PLACEMENTS)} "
+        "(default: the policy decides, by its counter or LPT shares)",
     )
     group.add_argument(
         "--keep-scratch",

@@ -471,6 +471,7 @@ def run(
             staging=opts.runtime.staging,
             scratch=opts.runtime.scratch,
             keep_scratch=opts.runtime.keep_scratch,
+            placement=opts.runtime.placement,
             **extra,
         )
 

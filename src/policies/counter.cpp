@@ -30,7 +30,7 @@ class CounterPolicy final : public SchedulePolicy {
   void start(const TaskPool& pool, int workers) override {
     order_ = workers == 1 ? stage_order_.sort(pool.stages, pool.costs.size())
                           : cost_order_.sort(pool.costs, pool.stages);
-    next_.reset();
+    next_.reset(pool.rank_local);
   }
 
   std::span<const task_id_t> next(int /*worker*/) override {

@@ -21,7 +21,7 @@ class TcePolicy final : public SchedulePolicy {
       std::iota(identity_.begin(), identity_.end(), task_id_t{0});
       loop_ = identity_;
     }
-    next_.reset();
+    next_.reset(pool.rank_local);
   }
 
   std::span<const task_id_t> next(int /*worker*/) override {

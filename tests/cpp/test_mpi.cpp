@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -92,6 +93,58 @@ TEST(Mpi, ContractionsMatchOneProcessUnderEveryPolicy) {
       EXPECT_EQ(fetches, static_cast<std::int64_t>(planned.plan().loop().size()) + workers);
     }
   }
+}
+
+TEST(Mpi, PlacedTasksRunOnTheirRanksUnderEveryPolicy) {
+  blas::ensure_loaded();
+  auto o = orbitals(12, 3, 2), v = orbitals(10, 4, 2);
+  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
+  const Operand oc{oovv, {"i", "j", "a", "b"}, "C"}, oa{oovv, {"i", "j", "c", "d"}, "T"},
+      ob{vvvv, {"c", "d", "a", "b"}, "W"};
+  BlockTensor t0(oovv), w0(vvvv), c0(oovv);
+  fill_random(t0, 5);
+  fill_random(w0, 6);
+  Executor one(1);
+  contract(ContractionPlan(oc, oa, ob), 0.5, t0, w0, c0, one);
+  const auto expected = dense(c0);
+
+  for (const std::string& policy : policy_names()) {
+    SCOPED_TRACE(policy);
+    RuntimeOptions options;
+    options.threads = 2;
+    options.policy = policy;
+    options.store = "mpi";
+    Runtime runtime(options, CostModel{}, world());
+    BlockTensor t = runtime.make_tensor(oovv), w = runtime.make_tensor(vvvv),
+                c = runtime.make_tensor(oovv);
+    fill_random(t, 5);
+    fill_random(w, 6);
+    PlannedContraction& planned = runtime.request(oc, oa, ob);
+    runtime.build_pending();
+    // Every third task on the last rank, the others spread in turn: not any policy's own split.
+    const auto tasks = planned.plan().tasks().size();
+    std::vector<int> placement(tasks);
+    for (std::size_t task = 0; task < tasks; ++task)
+      placement[task] = task % 3 == 0
+                            ? world()->size() - 1
+                            : static_cast<int>(task % static_cast<std::size_t>(world()->size()));
+    planned.schedule().set_placement(placement);
+    const std::vector<Contraction> items = {{&planned, 0.5, &t, &w, &c}};
+    const BatchRun run = runtime.run(items);
+    EXPECT_EQ(run.run.tasks, std::count(placement.begin(), placement.end(), world()->rank()));
+    const auto got = dense(c);
+    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-12);
+  }
+  // A placement of the wrong length, or onto a rank that does not exist, is refused.
+  RuntimeOptions options;
+  options.store = "mpi";
+  Runtime runtime(options, CostModel{}, world());
+  PlannedContraction& planned = runtime.request(oc, oa, ob);
+  runtime.build_pending();
+  EXPECT_THROW(planned.schedule().set_placement({0}), InputError);
+  EXPECT_THROW(
+      planned.schedule().set_placement(std::vector<int>(planned.plan().tasks().size(), -1)),
+      InputError);
 }
 
 TEST(Mpi, BlocksAreReadThroughTheStoreAndCountedByClass) {

@@ -128,6 +128,27 @@ def test_distributed_runs_give_the_one_process_energies(
     assert moved["gets"] == sum(r["communication"]["gets"] for r in many["ranks"])
 
 
+@pytest.mark.parametrize(
+    ("placement", "ranks", "per_node", "policy"),
+    [("hypergraph", 4, "2", "counter"), ("owner", 2, "", "tce"), ("random", 3, "", "static-lpt")],
+)
+def test_placed_tasks_give_the_one_process_energies(
+    tmp_path, one_process, placement, ranks, per_node, policy
+):
+    # Each plan's tasks run on the ranks its placement names, the policy ordering each rank's
+    # own tasks over its workers (its counter, if any, counts on the rank alone).
+    many = run_json(
+        tmp_path,
+        "placed",
+        ranks,
+        *("--method", "ccsd(t)", "--policy", policy, "--tile", "4", "--placement", placement),
+        TILECC_RANKS_PER_NODE=per_node,
+    )
+    one = one_process[("rhf", "ccsd(t)")]
+    assert many["e_tot"] == pytest.approx(one["e_tot"], abs=1e-10)
+    assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
+
+
 def test_a_checkpoint_written_on_some_ranks_restarts_on_others(tmp_path, one_process):
     checkpoint = tmp_path / "ccsd.h5"
     common = ("--method", "ccsd(t)", "--checkpoint", str(checkpoint))

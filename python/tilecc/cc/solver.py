@@ -74,6 +74,8 @@ class AmplitudeSolver:
     staging: str = "two-level"
     scratch: str | None = None
     keep_scratch: bool = False
+    #: On several ranks, which rank runs each task (see tilecc.Context).
+    placement: str | None = None
     conv_tol: float = 1e-8
     conv_tol_normt: float = 1e-6
     max_cycle: int = 50

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
-from tilecc.staging.hypergraph import BlockHypergraph
+from tilecc.hypergraph import BlockHypergraph
 from tilecc.staging.partition import one_level, read_once_only, two_level
 from tilecc.staging.stages import Stage, Staging, largest_operands, one_step_stage, streamed_stage
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilecc.staging.hypergraph import BlockHypergraph
+from tilecc.hypergraph import BlockHypergraph
 
 #: Blocks the figure's memory holds.
 FIGURE_MEMORY = 3

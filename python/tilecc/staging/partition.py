@@ -1,4 +1,4 @@
-"""Stage schedules from hypergraph partitioning (paper 004, sections 6.1–6.3), with Mt-KaHyPar:
+"""Stage schedules from hypergraph partitioning (paper 004, sections 6.1–6.3, tilecc.partitioning):
 
 - one-level: bisect the tasks (connectivity−1, balancing their cost) until each part's blocks fit
   in memory; a stage per part, holding all of its blocks;
@@ -10,14 +10,13 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from tilecc.staging.hypergraph import BlockHypergraph
+from tilecc.hypergraph import BlockHypergraph
+from tilecc.partitioning import partition
 from tilecc.staging.stages import Stage, Step, held_by, one_step_stage
 
 #: The most parts a read-once partition is searched for (the paper's limit).
@@ -26,66 +25,6 @@ MAX_READ_ONCE_PARTS = 127
 #: tasks sharing blocks need not be cut to even the parts out (whether the parts fit in memory is
 #: checked on the result, not left to the balance).
 EPSILON = 1 / 3
-
-
-#: What the weights of a partitioning problem are scaled to sum to, at most (well inside 2^31).
-WEIGHT_TOTAL = 10**8
-
-
-def _scaled(values: np.ndarray) -> np.ndarray:
-    """Positive whole weights in proportion to ``values`` (at least 1 each), summing to at most
-    about WEIGHT_TOTAL."""
-    if values.size == 0:
-        return values.astype(int)
-    total = max(float(values.sum()), 1e-300)
-    return np.maximum(1, np.floor(values * (WEIGHT_TOTAL / total))).astype(int)
-
-
-@functools.cache
-def _partitioner() -> Any:
-    import mtkahypar
-
-    mtkahypar.set_seed(0)
-    return mtkahypar.initialize(1, False)
-
-
-def partition(
-    h: BlockHypergraph,
-    tasks: Sequence[int],
-    k: int,
-    weights: np.ndarray,
-    cut_net: bool,
-    epsilon: float,
-) -> list[list[int]]:
-    """`tasks` in at most k non-empty parts, balancing `weights` (per task of h) to within
-    `epsilon`, minimising the cut-net or the connectivity−1 metric over the nets the tasks
-    share. Deterministic."""
-    import mtkahypar
-
-    local = {t: i for i, t in enumerate(tasks)}
-    edges, edge_bytes = [], []
-    for e, pins in enumerate(h.pins):
-        inside = [local[t] for t in pins if t in local]
-        if len(inside) > 1:
-            edges.append(inside)
-            edge_bytes.append(float(h.net_bytes[e]))
-    # Mt-KaHyPar's weights are 32-bit integers, their sums included: both are scaled to sum to
-    # at most WEIGHT_TOTAL.
-    edge_weights = _scaled(np.asarray(edge_bytes)).tolist()
-    scaled = _scaled(np.asarray([weights[t] for t in tasks], dtype=float))
-    partitioner = _partitioner()
-    context = partitioner.context_from_preset(mtkahypar.PresetType.DEFAULT)
-    context.logging = False
-    objective = mtkahypar.Objective.CUT if cut_net else mtkahypar.Objective.KM1
-    context.set_partitioning_parameters(k, epsilon, objective)
-    graph = partitioner.create_hypergraph(
-        context, len(tasks), len(edges), edges, scaled.tolist(), edge_weights
-    )
-    parted = graph.partition(context)
-    parts: list[list[int]] = [[] for _ in range(k)]
-    for t in tasks:
-        parts[parted.block_id(local[t])].append(t)
-    return [p for p in parts if p]
 
 
 def task_bytes(h: BlockHypergraph, tasks: Sequence[int]) -> np.ndarray:

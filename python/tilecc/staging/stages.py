@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tilecc.staging.hypergraph import OPERANDS, BlockHypergraph
+from tilecc.hypergraph import OPERANDS, BlockHypergraph
 
 
 @dataclass(frozen=True)

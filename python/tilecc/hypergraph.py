@@ -1,4 +1,5 @@
-"""The task–block hypergraph a stage schedule is computed from (paper 004, section 6): a vertex
+"""A plan's task–block hypergraph, what stage schedules and placements are computed from (paper
+004, sections 5 and 6): a vertex
 per task weighted by its predicted cost, a net per block weighted by its bytes, pinning the tasks
 that read or write the block."""
 
