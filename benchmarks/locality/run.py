@@ -6,6 +6,11 @@ between ranks and load imbalance, counted exactly from the plan's task–block h
 
     python benchmarks/locality/run.py [--json PATH] [--k 1 4 16] [--ranks 8 32 64]
 
+Then node-aware processor grids (paper 002): its matrix-multiplication shapes (square, large K,
+large M, small K, edge ratio 10) and drCCD's ring term, on 64 ranks in nodes of 8: the
+node-oblivious grid's inter-node words against the node-aware intra-node grid's, and what
+redistributing to it moves.
+
 Labels here: O's indices are i, j, k, l and V's is a (the paper's a, b, c, d and i); the plan is
 tilecc's own (tiles of 20 over O and 20·k over V, one task per output block or stack of them).
 Rows: hash, random, owner and hypergraph with blocks placed by the placement (the paper's
@@ -27,12 +32,55 @@ from rich.table import Table
 
 import tilecc
 from tilecc import measure
+from tilecc.grids import (
+    default_node_grid,
+    inter_node_volume,
+    matmul_words,
+    node_aware_grid,
+    processor_grid,
+    redistribution_words,
+)
 from tilecc.hypergraph import BlockHypergraph
 from tilecc.placement import Ranks, place, traffic
 from tilecc.placement.schemes import hash_owners
 
 SEGMENTS = (80, 40, 20, 20)
 NODE = 8
+#: Paper 002's shapes (M, N, K) at edge ratio 10, and drCCD's ring term R[ai,bj] = V[ai,ck] T[ck,bj]
+#: with o = 40, v = 400 (M = N = K = o v).
+SHAPES = {
+    "square": (8000, 8000, 8000),
+    "large K": (8000, 8000, 80000),
+    "large M": (80000, 8000, 8000),
+    "small K": (8000, 8000, 800),
+    "drCCD ring (o 40, v 400)": (16000, 16000, 16000),
+}
+
+
+def grid_rows(console: Console, records: list[dict]) -> None:
+    table = Table(title=f"Node-aware grids: 64 ranks in nodes of {NODE}, inter-node words")
+    for col in ("shape", "grid", "default node grid", "default", "node-aware node grid",
+                "node-aware", "ratio", "redistribution"):  # fmt: skip
+        table.add_column(col, justify="right")
+    for name, (m, n, k) in SHAPES.items():
+        grid = processor_grid(m, n, k, 64)
+        words = matmul_words(m, n, k, grid)
+        default = default_node_grid(grid, NODE)
+        v_default = inter_node_volume(grid, default, words)
+        best = node_aware_grid(grid, NODE, words)
+        moved = redistribution_words(grid, best.node_grid, (m * k + k * n + m * n) / 64)
+        records.append({
+            "case": "node-aware grid", "shape": name, "m": m, "n": n, "k": k, "ranks": 64,
+            "ranks_per_node": NODE, "grid": list(grid), "default_node_grid": list(default),
+            "default_words": v_default, "node_grid": list(best.node_grid),
+            "node_aware_words": best.volume, "redistribution_words": moved,
+        })  # fmt: skip
+        table.add_row(
+            name, "x".join(map(str, grid)), "x".join(map(str, default)), f"{v_default:.3g}",
+            "x".join(map(str, best.node_grid)), f"{best.volume:.3g}",
+            f"{best.volume / v_default:.2f}" if v_default else "-", f"{moved:.3g}",
+        )  # fmt: skip
+    console.print(table)
 
 
 def hypergraph(k: int) -> BlockHypergraph:
@@ -135,6 +183,7 @@ def main() -> int:
             f"hypergraph/owner {r['over_owner']:.2f} (<= 0.8), imbalance "
             f"{100 * r['imbalance']:.1f}% (<= 5%): {'met' if met else 'NOT met'}"
         )
+    grid_rows(console, records)
     if args.json:
         measure.write_json_lines(args.json, records)
     return 0
