@@ -15,7 +15,8 @@ bool Communicator::ready() {
   return provided == MPI_THREAD_MULTIPLE;
 }
 
-Communicator::Communicator(MPI_Comm comm, int ranks_per_node) {
+Communicator::Communicator(MPI_Comm comm, int ranks_per_node)
+    : network_(NetworkEmulation::from_environment()) {
   TILECC_CHECK(ready(),
                "distributed tilecc needs MPI initialised with MPI_THREAD_MULTIPLE (mpi4py does "
                "so when imported); launch it with mpiexec.");

@@ -434,9 +434,64 @@ void record_items(std::span<const BatchItem> items, const BatchTasks& tasks, Bat
 // A batch on several ranks (see contract_batch). No task waits for another: every result is
 // accumulated into its owner, atomically, so the order of the contributions to a block changes
 // only its rounding.
+// WorkQ's courier for a batch (workq.hpp): the operand blocks each of the batch's tasks reads,
+// fetched into their stores' caches when asked, all let go at the end of the run.
+class BatchCourier {
+ public:
+  BatchCourier(std::span<const BatchItem> items, const BatchTasks& tasks) {
+    reads_offset_.push_back(0);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const BlockStore* stores[2] = {&items[i].a->store(), &items[i].b->store()};
+      task_id_t last = -1;
+      for_each_task_block(items[i].plan(),
+                          [&](task_id_t t, TaskBlockHypergraph::Tensor tensor, slot_t slot) {
+                            for (; last < t; ++last) reads_offset_.push_back(reads_offset_.back());
+                            if (tensor == TaskBlockHypergraph::Tensor::c) return;
+                            reads_.push_back({stores[static_cast<int>(tensor)], slot});
+                            ++reads_offset_.back();
+                          });
+      const task_id_t tasks_of_item = tasks.first(i + 1) - tasks.first(i);
+      for (; last + 1 < tasks_of_item; ++last) reads_offset_.push_back(reads_offset_.back());
+    }
+  }
+
+  Courier courier(int depth) {
+    Courier c;
+    c.depth = depth;
+    c.fetch = [this](std::span<const task_id_t> tasks) { fetch(tasks); };
+    c.release = [this] {
+      for (auto& [store, slots] : fetched_) store->release(slots);
+      fetched_.clear();
+    };
+    return c;
+  }
+
+ private:
+  struct Read {
+    const BlockStore* store;
+    slot_t slot;
+  };
+  void fetch(std::span<const task_id_t> tasks) {
+    std::map<const BlockStore*, std::vector<slot_t>> now;
+    for (const task_id_t t : tasks)
+      for (auto r = reads_offset_[static_cast<std::size_t>(t)];
+           r < reads_offset_[static_cast<std::size_t>(t) + 1]; ++r)
+        now[reads_[static_cast<std::size_t>(r)].store].push_back(
+            reads_[static_cast<std::size_t>(r)].slot);
+    for (auto& [store, slots] : now) {
+      store->prefetch(slots);
+      auto& all = fetched_[store];
+      all.insert(all.end(), slots.begin(), slots.end());
+    }
+  }
+  std::vector<Read> reads_;
+  std::vector<std::int64_t> reads_offset_;  // per batch task, into reads_
+  std::map<const BlockStore*, std::vector<slot_t>> fetched_;
+};
+
 BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
                            const BatchTasks& tasks, const Executor::Body& body,
-                           const Communicator& comm) {
+                           const Communicator& comm, int workq_depth) {
   TaskPool pool{tasks.costs(), {}, static_cast<int>(items.size()), {}};
   if (items.size() == 1) pool.loop = items[0].plan().loop();
   const bool threaded_blas = items.size() == 1 && uses_threaded_blas(items[0].plan(), executor);
@@ -448,7 +503,14 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
     for (const BatchItem& item : items)
       placement.insert(placement.end(), item.schedule->placement().begin(),
                        item.schedule->placement().end());
-  stats.run = run_across_ranks(executor, pool, body, comm, threaded_blas, placement);
+  std::optional<BatchCourier> batch_courier;
+  std::optional<Courier> courier;
+  if (workq_depth > 0) {
+    batch_courier.emplace(items, tasks);
+    courier = batch_courier->courier(workq_depth);
+  }
+  stats.run = run_across_ranks(executor, pool, body, comm, threaded_blas, placement,
+                               courier ? &*courier : nullptr);
   std::vector<BlockTensor*> outputs;
   for (const BatchItem& item : items)
     if (std::find(outputs.begin(), outputs.end(), item.c) == outputs.end())
@@ -602,7 +664,7 @@ BatchStats run_staged(std::span<const BatchItem> items, Executor& executor, cons
 }  // namespace
 
 BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine,
-                          const Communicator* comm) {
+                          const Communicator* comm, int workq_depth) {
   for (const BatchItem& item : items) check_item(item, items);
   blas::ensure_loaded();
   const std::vector<PlanTasks> runners(items.begin(), items.end());
@@ -617,7 +679,7 @@ BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, 
   };
   const Executor::Ready ready = [&](task_id_t t) { return tasks.ready(t); };
   if (comm != nullptr && comm->size() > 1)
-    return run_distributed(items, executor, tasks, body, *comm);
+    return run_distributed(items, executor, tasks, body, *comm, workq_depth);
   if (std::any_of(items.begin(), items.end(),
                   [](const BatchItem& item) { return !item.schedule->staging().empty(); }))
     return run_staged(items, executor, tasks, body);

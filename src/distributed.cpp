@@ -8,12 +8,12 @@ namespace tilecc {
 
 RunStats run_across_ranks(Executor& executor, const TaskPool& pool, const Executor::Body& body,
                           const Communicator& comm, bool threaded_blas,
-                          std::span<const int> placement) {
+                          std::span<const int> placement, const Courier* courier) {
   const std::size_t tasks = pool.costs.size();
   TILECC_CHECK(placement.empty() || placement.size() == tasks, "a placement of ", placement.size(),
                " tasks given to a run of ", tasks, " tasks.");
-  const bool through_counter =
-      placement.empty() && executor.policy_uses_counter() && tasks > 1 && !threaded_blas;
+  const bool through_counter = placement.empty() && courier == nullptr &&
+                               executor.policy_uses_counter() && tasks > 1 && !threaded_blas;
   RunStats stats;
   std::vector<task_id_t> share;
   if (through_counter) {
@@ -35,8 +35,20 @@ RunStats run_across_ranks(Executor& executor, const TaskPool& pool, const Execut
     const Executor::Body run_share = [&](task_id_t t, int worker) {
       body(share[static_cast<std::size_t>(t)], worker);
     };
-    stats = threaded_blas ? executor.run_with_threaded_blas(mine, run_share)
-                          : executor.run(mine, run_share);
+    if (threaded_blas) {
+      stats = executor.run_with_threaded_blas(mine, run_share);
+    } else if (courier != nullptr && share.size() > 1) {
+      Courier ours = *courier;  // given this rank's tasks by their ids in the whole pool
+      std::vector<task_id_t> ids;
+      ours.fetch = [&](std::span<const task_id_t> local) {
+        ids.clear();
+        for (const task_id_t t : local) ids.push_back(share[static_cast<std::size_t>(t)]);
+        courier->fetch(ids);
+      };
+      stats = run_workq(executor, mine, run_share, ours);
+    } else {
+      stats = executor.run(mine, run_share);
+    }
   }
   // Each task ran on one rank, so the sum over the ranks is every task's time.
   std::vector<double> seconds(tasks, 0.0);

@@ -135,7 +135,7 @@ void Executor::work(int worker) {
         spin_pause();
         continue;
       }
-      const std::span<const task_id_t> tasks = policy_->next(worker);
+      const std::span<const task_id_t> tasks = running_policy_->next(worker);
       if (tasks.empty()) {
         fetching = false;
         continue;
@@ -333,7 +333,17 @@ void Executor::for_each(std::int64_t count,
   if (error_) std::rethrow_exception(error_);
 }
 
+RunStats Executor::run(const TaskPool& pool, const Body& body, SchedulePolicy& policy) {
+  return run_using(policy, pool, body, nullptr);
+}
+
 RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* ready) {
+  return run_using(*policy_, pool, body, ready);
+}
+
+RunStats Executor::run_using(SchedulePolicy& policy, const TaskPool& pool, const Body& body,
+                             const Ready* ready) {
+  running_policy_ = &policy;
   const auto tasks = static_cast<task_id_t>(pool.costs.size());
   const double start = begin_run(pool);
   if (tasks == 0) return collect(0, start);
@@ -349,7 +359,7 @@ RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* read
   }
   // Preparing the schedule is the policy's overhead, paid by worker 0 while the others wait.
   timeline(0).enter(Phase::schedule);
-  policy_->start(pool, threads_);
+  policy.start(pool, threads_);
   {
     std::lock_guard lock(mutex_);
     body_ = &body;
@@ -362,7 +372,7 @@ RunStats Executor::run(const TaskPool& pool, const Body& body, const Ready* read
     ready_ = nullptr;
   }
   RunStats stats = collect(tasks, start);
-  stats.shared_calls = policy_->shared_calls();
+  stats.shared_calls = policy.shared_calls();
   if (error_) std::rethrow_exception(error_);
   return stats;
 }

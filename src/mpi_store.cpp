@@ -72,16 +72,72 @@ Transfer MpiStore::transfer_to(slot_t slot, Transfer local) const {
   return comm_->same_node(o, comm_->rank()) ? Transfer::intra_node : Transfer::inter_node;
 }
 
+void MpiStore::get(slot_t slot, double* out) const {
+  const auto n = static_cast<int>(shape_->block_size(slot));
+  MPI_Get(out, n, MPI_DOUBLE, owner(slot), offset_[static_cast<std::size_t>(slot)], n, MPI_DOUBLE,
+          win_);
+}
+
+void MpiStore::network_delay(std::int64_t inter_node_bytes) const {
+  if (inter_node_bytes > 0) comm_->network().delay(inter_node_bytes);
+}
+
 const double* MpiStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
   const int o = owner(slot);
-  count_read(transfer_to(slot, Transfer::view), slot);
-  if (o == comm_->rank()) return base_ + offset_[static_cast<std::size_t>(slot)];
-  const extent_t n = shape_->block_size(slot);
-  double* out = buffer.get(n);
-  MPI_Get(out, static_cast<int>(n), MPI_DOUBLE, o, offset_[static_cast<std::size_t>(slot)],
-          static_cast<int>(n), MPI_DOUBLE, win_);
+  if (o == comm_->rank()) {
+    count_read(Transfer::view, slot);
+    return base_ + offset_[static_cast<std::size_t>(slot)];
+  }
+  {
+    std::unique_lock lock(cache_mutex_);
+    if (const auto found = cache_.find(slot); found != cache_.end()) {
+      const Cached& cached = *found->second;
+      cache_ready_.wait(lock, [&] { return cached.ready; });
+      count_read(Transfer::view, slot);  // moved (and counted) when it was prefetched
+      return cached.values.data();
+    }
+  }
+  const Transfer transfer = transfer_to(slot, Transfer::view);
+  count_read(transfer, slot);
+  double* out = buffer.get(shape_->block_size(slot));
+  get(slot, out);
   MPI_Win_flush(o, win_);
+  if (transfer == Transfer::inter_node) network_delay(shape_->block_size(slot) * 8);
   return out;
+}
+
+void MpiStore::prefetch(std::span<const slot_t> slots) const {
+  std::vector<std::pair<slot_t, Cached*>> issued;
+  {
+    std::lock_guard lock(cache_mutex_);
+    for (const slot_t slot : slots) {
+      if (owner(slot) == comm_->rank() || cache_.contains(slot)) continue;
+      auto& entry = cache_[slot] = std::make_unique<Cached>();
+      entry->values.resize(static_cast<std::size_t>(shape_->block_size(slot)));
+      issued.emplace_back(slot, entry.get());
+    }
+  }
+  if (issued.empty()) return;
+  // Every get issued, then completed together: the emulated network's latency is paid once.
+  std::int64_t inter_node = 0;
+  for (const auto& [slot, entry] : issued) {
+    const Transfer transfer = transfer_to(slot, Transfer::view);
+    count_read(transfer, slot);
+    if (transfer == Transfer::inter_node) inter_node += shape_->block_size(slot) * 8;
+    get(slot, entry->values.data());
+  }
+  MPI_Win_flush_all(win_);
+  network_delay(inter_node);
+  {
+    std::lock_guard lock(cache_mutex_);
+    for (const auto& [slot, entry] : issued) entry->ready = true;
+  }
+  cache_ready_.notify_all();
+}
+
+void MpiStore::release(std::span<const slot_t> slots, bool /*cache*/) const {
+  std::lock_guard lock(cache_mutex_);
+  for (const slot_t slot : slots) cache_.erase(slot);
 }
 
 void MpiStore::accumulate(slot_t slot, const double* values) { update(slot, values, MPI_SUM); }
@@ -95,6 +151,8 @@ void MpiStore::update(slot_t slot, const double* values, MPI_Op op) {
   MPI_Accumulate(values, n, MPI_DOUBLE, o, offset_[static_cast<std::size_t>(slot)], n, MPI_DOUBLE,
                  op, win_);
   MPI_Win_flush_local(o, win_);  // the caller's buffer may be reused
+  if (o != comm_->rank() && !comm_->same_node(o, comm_->rank()))
+    network_delay(static_cast<std::int64_t>(n) * 8);
 }
 
 void MpiStore::complete_writes() {

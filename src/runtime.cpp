@@ -145,7 +145,8 @@ BatchRun Runtime::run(std::span<const Contraction> items) {
     schedule.correct(corrector_.correction());
     batch.push_back({&schedule, item.alpha, item.a, item.b, item.c});
   }
-  BatchStats stats = contract_batch(batch, executor_, options_.refine, comm_.get());
+  BatchStats stats =
+      contract_batch(batch, executor_, options_.refine, comm_.get(), options_.workq_depth);
   BatchRun out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Schedule& schedule = *batch[i].schedule;

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "tilecc/network.hpp"
 #include "tilecc/sched.hpp"
 
 namespace tilecc {
@@ -44,6 +45,9 @@ class Communicator {
   int nodes() const { return nodes_; }
   bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
   bool virtual_nodes() const { return virtual_nodes_; }
+  /** The emulated network between nodes (TILECC_NET_LATENCY_US, TILECC_NET_GBPS; off unless
+   *  set), read when the communicator is made. */
+  const NetworkEmulation& network() const { return network_; }
   /** The window of the task counter, one 64-bit integer on rank 0. */
   MPI_Win counter_window() const { return counter_; }
   /** A number for the next window made (the same on every rank: windows are made collectively,
@@ -72,6 +76,7 @@ class Communicator {
   int rank_ = 0, size_ = 1, nodes_ = 1;
   bool virtual_nodes_ = false;
   std::vector<int> node_;
+  NetworkEmulation network_;
   MPI_Win counter_ = MPI_WIN_NULL;
   std::int64_t* counter_value_ = nullptr;
   std::int64_t next_window_id_ = 0;

@@ -68,10 +68,12 @@ struct BatchStats {
  * between the ranks as it goes; any other policy runs this rank's share, Longest Processing Time
  * over the ranks on the same costs everywhere. The measured task times of all ranks are summed,
  * so every rank keeps the same ones, and every output's writes are complete when it returns. With
- * one item, this is contract(), TCE loop included.
+ * `workq_depth` > 0, each rank runs its share through WorkQ (workq.hpp): a courier fetches the
+ * operand blocks of up to that many of its tasks ahead of the workers. With one item, this is
+ * contract(), TCE loop included.
  */
 BatchStats contract_batch(std::span<const BatchItem> items, Executor& executor, bool refine = true,
-                          const Communicator* comm = nullptr);
+                          const Communicator* comm = nullptr, int workq_depth = 0);
 
 /** Whether `plan` runs on `executor` one task at a time with a threaded BLAS rather than one task
  *  per worker (see PolicyOptions::blas_parallel_task_flops); such a plan runs in no batch. */

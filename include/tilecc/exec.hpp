@@ -100,6 +100,9 @@ class Executor {
    *  task stops the run and is rethrown here. A pool of one task (without a TCE loop, and with
    *  no worker slowed) runs on the calling thread, as worker 0, without waking the others. */
   RunStats run(const TaskPool& pool, const Body& body, const Ready* ready = nullptr);
+  /** run(), with `policy` handing out this run's tasks instead of the executor's own: a
+   *  dispenser made for one run (WorkQ's queue, workq.hpp). */
+  RunStats run(const TaskPool& pool, const Body& body, SchedulePolicy& policy);
   /** Run every task in order on the calling thread (worker 0) with a BLAS of threads() threads:
    *  the parallelism is inside each GEMM. */
   RunStats run_with_threaded_blas(const TaskPool& pool, const Body& body);
@@ -123,6 +126,8 @@ class Executor {
   /** Keep the first exception of a run (any worker's) to rethrow, and stop the others. */
   void fail(std::exception_ptr error);
   void work(int worker);
+  RunStats run_using(SchedulePolicy& policy, const TaskPool& pool, const Body& body,
+                     const Ready* ready);
   /** Run tasks 0 .. tasks - 1 in order on the calling thread, as worker 0. */
   void run_on_caller(task_id_t tasks, const Body& body);
   /** Start the tasks `worker` holds that are ready; whether there were any. */
@@ -138,6 +143,7 @@ class Executor {
   PolicyOptions options_;
   SlowWorker slow_;
   std::unique_ptr<SchedulePolicy> policy_;
+  SchedulePolicy* running_policy_ = nullptr;  // the policy of the run in progress
   std::vector<Workspace> workspaces_;
   std::vector<WorkerTimeline> timelines_;
   std::vector<std::thread> pool_;

@@ -4,8 +4,11 @@
  * accumulates (passive target), as the TCE does on Global Arrays. */
 #include <mpi.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "tilecc/comm.hpp"
@@ -25,6 +28,9 @@ std::vector<int> hash_placement(slot_t blocks, int ranks);
  *  - writable() is always null: every result is MPI_Accumulate'd (MPI_SUM) into its owner, also a
  *    rank's own blocks, since other ranks may add to the same block at the same time and
  *    accumulates are atomic per element.
+ *  - prefetch(): gets remote blocks into this rank's cache (issued together, completed together:
+ *    WorkQ's courier, paper 003), where fetch() then finds them, until release()d. A block that
+ *    is being prefetched is waited for rather than fetched twice.
  *  - complete_writes(): every rank's accumulates are done, and visible to every reader.
  *  - owns() / block(): a rank's own blocks, for element-wise operations (owner computes).
  *
@@ -40,6 +46,8 @@ class MpiStore final : public BlockStore {
 
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
   double* writable(slot_t) override { return nullptr; }
+  void prefetch(std::span<const slot_t> slots) const override;
+  void release(std::span<const slot_t> slots, bool cache = false) const override;
   void accumulate(slot_t slot, const double* values) override;
   void write(slot_t slot, const double* values) override;
   bool zero_copy() const override { return false; }
@@ -57,8 +65,21 @@ class MpiStore final : public BlockStore {
   void update(slot_t slot, const double* values, MPI_Op op);
   /** The class of a transfer between this rank and the block's owner. */
   Transfer transfer_to(slot_t slot, Transfer local) const;
+  /** A prefetched block: its values, once `ready`. */
+  struct Cached {
+    std::vector<double> values;
+    bool ready = false;
+  };
+  /** Gets into `out` from the owner (its counting and the emulated network's delay the
+   *  caller's). */
+  void get(slot_t slot, double* out) const;
+  /** Waits as the emulated network would for these bytes from other nodes. */
+  void network_delay(std::int64_t inter_node_bytes) const;
   std::shared_ptr<Communicator> comm_;
   std::optional<BudgetShare> budget_;
+  mutable std::mutex cache_mutex_;
+  mutable std::condition_variable cache_ready_;
+  mutable std::unordered_map<slot_t, std::unique_ptr<Cached>> cache_;
   std::vector<int> owner_;
   std::vector<MPI_Aint> offset_;  // per slot, in doubles, within its owner's part of the window
   MPI_Win win_ = MPI_WIN_NULL;

@@ -38,6 +38,9 @@ struct RuntimeOptions {
   /// and whether they stay when the job ends.
   std::string scratch_directory;
   bool keep_scratch = false;
+  /// On several ranks, WorkQ: tasks each rank's courier fetches ahead of its workers (0: off,
+  /// every task fetches its own blocks).
+  int workq_depth = 0;
   SlowWorker slow{};
 };
 

@@ -98,6 +98,10 @@ void bind_engine(nb::module_& m) {
       .def_prop_ro("size", &Communicator::size)
       .def_prop_ro("nodes", &Communicator::nodes)
       .def("node_of", &Communicator::node_of, nb::arg("rank"))
+      .def_prop_ro(
+          "network", [](const Communicator& c) { return c.network().describe(); },
+          "The emulated network between nodes (TILECC_NET_LATENCY_US, TILECC_NET_GBPS): 'off' "
+          "or its latency and bandwidth.")
       .def("barrier", &Communicator::barrier)
       .def(
           "sum", [](const Communicator& c, double x) { return c.sum(x); }, nb::arg("value"))
@@ -131,7 +135,7 @@ void bind_engine(nb::module_& m) {
           [](Runtime* self, int threads, const std::string& policy, const PolicyOptions& options,
              bool refine, bool trace, const std::string& store, const std::string& slow_worker,
              std::int64_t memory_budget, std::shared_ptr<Communicator> comm,
-             const std::string& scratch, bool keep_scratch) {
+             const std::string& scratch, bool keep_scratch, int workq_depth) {
             RuntimeOptions o;
             o.threads = threads;
             o.policy = policy;
@@ -143,11 +147,13 @@ void bind_engine(nb::module_& m) {
             o.memory_budget_bytes = memory_budget;
             o.scratch_directory = scratch;
             o.keep_scratch = keep_scratch;
+            o.workq_depth = workq_depth;
             new (self) Runtime(std::move(o), CostModel{}, std::move(comm));
           },
           nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("refine"),
           nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"), nb::arg("memory_budget") = 0,
-          nb::arg("comm") = nullptr, nb::arg("scratch") = "", nb::arg("keep_scratch") = false)
+          nb::arg("comm") = nullptr, nb::arg("scratch") = "", nb::arg("keep_scratch") = false,
+          nb::arg("workq_depth") = 0)
       .def_prop_ro(
           "memory",
           [](const Runtime& r) {

@@ -135,6 +135,8 @@ class Context:
     #: On several ranks: which rank runs each task of a contraction (a name in
     #: tilecc.placement.PLACEMENTS), computed once per plan on rank 0; None: the policy decides.
     placement: str | None = None
+    #: On several ranks, WorkQ: tasks each rank's courier fetches ahead of its workers (0: off).
+    workq: int = 0
     #: Contractions whose tasks average at least this many flops parallelise inside BLAS
     #: instead of across tasks (0: never); see PolicyOptions in include/tilecc/sched.hpp.
     blas_parallel_task_flops: float = 2e9
@@ -251,6 +253,7 @@ class Context:
             comm,
             self.scratch or "",
             self.keep_scratch,
+            self.workq,
         )
         self._model_given = False
         self._records: dict[int, ContractionRecord] = {}  # by PlannedContraction.id
@@ -376,7 +379,7 @@ class Context:
                 record.time.inspector += time.perf_counter() - start
             if self.placement is not None and mpi.world().size > 1:
                 start = time.perf_counter()
-                self._place(planned)
+                self._place(planned, self.placement)
                 record.time.inspector += time.perf_counter() - start
             if self._recorder is not None:
                 self._recorder.add_inspection(
@@ -398,26 +401,26 @@ class Context:
         if self.memory_budget and self.staging != "lru":
             planned.schedule.set_staging(staging(h, self.memory_budget, self.staging).for_core(h))
 
-    def _place(self, planned: Any) -> None:
-        """Give a plan its placement on the ranks (computed on rank 0, the same on every rank):
-        its blocks stay on the mpi store's hash owners, its tasks go where the placement puts
-        them. A partitioner that fails falls back to the hash placement, with a warning."""
+    def _place(self, planned: Any, name: str) -> None:
+        """Give a plan the placement ``name`` on the ranks (computed on rank 0, the same on every
+        rank): its blocks stay on the mpi store's hash owners, its tasks go where the placement
+        puts them. A partitioner that fails falls back to the hash placement, with a warning."""
         w = mpi.world()
         ranks = Ranks(w.size, w.ranks_per_node)
-        task_rank = None
+        task_rank: list[int] | None = None
         if w.leader:
             h = BlockHypergraph.of_plan(planned.plan)
             owners = hash_owners(h, ranks)
             try:
-                task_rank = place(h, self.placement, ranks, owners).task_rank
+                placed = place(h, name, ranks, owners)
             except Exception as exc:  # any failure of the partitioner has the same remedy
                 warnings.warn(
-                    f"the {self.placement} placement of {planned.plan.expression} failed "
-                    f"({exc}); its tasks take the hash placement instead.",
+                    f"the {name} placement of {planned.plan.expression} failed ({exc}); its "
+                    "tasks take the hash placement instead.",
                     stacklevel=2,
                 )
-                task_rank = place(h, "hash", ranks, owners).task_rank
-            task_rank = [int(r) for r in task_rank]
+                placed = place(h, "hash", ranks, owners)
+            task_rank = [int(r) for r in placed.task_rank]
         planned.schedule.placement = mpi.broadcast(task_rank)
 
     @property

@@ -105,6 +105,12 @@ def communicator() -> Any:
     return _core.Communicator(w.ranks_per_node if w.virtual_nodes else 0)
 
 
+def network() -> str:
+    """The emulated network between (virtual) nodes: 'off', or its latency and bandwidth."""
+    comm = communicator()
+    return "off (one process)" if comm is None else str(comm.network)
+
+
 def share_mean_field(mf: Any) -> None:
     """Rank 0's SCF solution (orbitals, their energies and occupations, the energy) on every
     rank: SCFs run on several ranks may end in orbitals that differ in phase or, where they are

@@ -44,6 +44,8 @@ class RuntimeOptions:
         placement: on several ranks, which rank runs each task of a contraction, by name
             (``tilecc.placement.PLACEMENTS``), computed once per plan; None: the policy decides
             (its counter, or each rank's LPT share).
+        workq: on several ranks, WorkQ (paper 003): each rank's courier thread fetches the
+            blocks of up to this many of its tasks ahead of its workers; 0: off.
     """
 
     threads: int | None = None
@@ -58,6 +60,7 @@ class RuntimeOptions:
     scratch: str | None = None
     keep_scratch: bool = False
     placement: str | None = None
+    workq: int = 0
 
     def check(self) -> RuntimeOptions:
         """Refuse a bad option with one sentence naming it and the valid values; returns self."""
@@ -80,6 +83,7 @@ class RuntimeOptions:
             )
         if self.scratch is not None:
             check_scratch(self.scratch)
+        check_whole(self.workq, "workq (tasks a courier fetches ahead)", 0, 2**31 - 1)
         if self.placement is not None and self.placement not in PLACEMENTS:
             raise ValueError(
                 f"unknown placement {self.placement!r}; valid ones are: {', '.join(PLACEMENTS)}."
@@ -115,6 +119,7 @@ class RuntimeOptions:
             scratch=args.scratch,
             keep_scratch=args.keep_scratch,
             placement=args.placement,
+            workq=args.workq,
         ).check()
 
     def as_dict(self) -> dict[str, Any]:
@@ -257,6 +262,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=default.placement,
         help=f"on several ranks, which rank runs each task: {', '.join(PLACEMENTS)} "
         "(default: the policy decides, by its counter or LPT shares)",
+    )
+    group.add_argument(
+        "--workq",
+        type=int,
+        default=default.workq,
+        metavar="N",
+        help="on several ranks, WorkQ: a courier thread per rank fetches the blocks of up to N of "
+        f"its tasks ahead of the workers (default: {default.workq}, off)",
     )
     group.add_argument(
         "--keep-scratch",

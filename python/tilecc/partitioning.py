@@ -57,7 +57,9 @@ def partition(
     numbered = fixed is not None
     fixed = fixed or {}
     local = {t: i for i, t in enumerate(tasks)}
-    edges, edge_bytes, anchors = [], [], []
+    edges: list[list[int]] = []
+    edge_bytes: list[float] = []
+    anchors: list[int] = []  # per block vertex, the part it is fixed to
     for e, pins in enumerate(h.pins):
         inside = [local[t] for t in pins if t in local]
         if e in fixed and inside:

@@ -275,7 +275,8 @@ def per_rank(ctx: Context) -> dict[str, Any]:
         "peak_rss_bytes": peak_rss_bytes(),
     }
     ranks = mpi.gather(mine)
-    totals = {key: sum(r["communication"][key] for r in ranks) for key in moved}
+    totals: dict[str, Any] = {key: sum(r["communication"][key] for r in ranks) for key in moved}
+    totals["network_emulation"] = mpi.network()
     return {
         "communication": totals,
         "peak_rss_bytes": sum(r["peak_rss_bytes"] for r in ranks),
@@ -472,6 +473,7 @@ def run(
             scratch=opts.runtime.scratch,
             keep_scratch=opts.runtime.keep_scratch,
             placement=opts.runtime.placement,
+            workq=opts.runtime.workq,
             **extra,
         )
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecc import _core
+from tilecc import _core, mpi
 from tilecc.files import read_text_input, replaced_atomically
 
 PHASES: tuple[str, ...] = tuple(_core.phase_names())
@@ -182,6 +182,7 @@ class TraceRecorder:
                 "policy": self.policy,
                 "threads": self.threads * len(recorders),
                 "ranks": len(recorders),
+                "network_emulation": mpi.network(),
             }
             f.write(f'"otherData": {json.dumps(meta)}, "traceEvents": [\n')
             first = True

@@ -10,11 +10,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <set>
 
 #include "test_shapes.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/hypergraph.hpp"
 #include "tilecc/mpi_store.hpp"
+#include "tilecc/network.hpp"
 #include "tilecc/ops.hpp"
 #include "tilecc/runtime.hpp"
 
@@ -145,6 +148,83 @@ TEST(Mpi, PlacedTasksRunOnTheirRanksUnderEveryPolicy) {
   EXPECT_THROW(
       planned.schedule().set_placement(std::vector<int>(planned.plan().tasks().size(), -1)),
       InputError);
+}
+
+TEST(Mpi, WorkqFetchesEachRemoteBlockOnceAndGivesTheSameResult) {
+  blas::ensure_loaded();
+  auto o = orbitals(12, 3, 2), v = orbitals(10, 4, 2);
+  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
+  const Operand oc{oovv, {"i", "j", "a", "b"}, "C"}, oa{oovv, {"i", "j", "c", "d"}, "T"},
+      ob{vvvv, {"c", "d", "a", "b"}, "W"};
+  BlockTensor t0(oovv), w0(vvvv), c0(oovv);
+  fill_random(t0, 5);
+  fill_random(w0, 6);
+  Executor one(1);
+  contract(ContractionPlan(oc, oa, ob), 0.5, t0, w0, c0, one);
+  const auto expected = dense(c0);
+
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    RuntimeOptions options;
+    options.threads = threads;
+    options.policy = "static-lpt";
+    options.store = "mpi";
+    options.workq_depth = 3;
+    Runtime runtime(options, CostModel{}, world());
+    BlockTensor t = runtime.make_tensor(oovv), w = runtime.make_tensor(vvvv),
+                c = runtime.make_tensor(oovv);
+    fill_random(t, 5);
+    fill_random(w, 6);
+    PlannedContraction& planned = runtime.request(oc, oa, ob);
+    runtime.build_pending();
+    const ContractionPlan& plan = planned.plan();
+    // This rank's tasks (LPT over the ranks) and the distinct remote blocks they read.
+    const std::vector<task_id_t> mine = rank_share(plan.modelled_seconds(), *world());
+    std::vector<char> in_share(plan.tasks().size(), 0);
+    for (const task_id_t task : mine) in_share[static_cast<std::size_t>(task)] = 1;
+    std::set<std::pair<int, slot_t>> remote;
+    const auto& t_store = dynamic_cast<const MpiStore&>(t.store());
+    const auto& w_store = dynamic_cast<const MpiStore&>(w.store());
+    for_each_task_block(plan, [&](task_id_t task, TaskBlockHypergraph::Tensor tensor, slot_t s) {
+      if (!in_share[static_cast<std::size_t>(task)] || tensor == TaskBlockHypergraph::Tensor::c)
+        return;
+      const MpiStore& store = tensor == TaskBlockHypergraph::Tensor::a ? t_store : w_store;
+      if (store.owner(s) != world()->rank()) remote.insert({static_cast<int>(tensor), s});
+    });
+    std::int64_t expected_bytes = 0;
+    for (const auto& [tensor, s] : remote)
+      expected_bytes += (tensor == 0 ? oovv : vvvv)->block_size(s) * 8;
+    t.store().transfers().reset();
+    w.store().transfers().reset();
+    const std::vector<Contraction> items = {{&planned, 0.5, &t, &w, &c}};
+    runtime.run(items);
+    std::int64_t fetched = 0;
+    for (const BlockStore* store : {&t.store(), &w.store()}) {
+      const auto totals = store->transfers().totals();
+      fetched += totals.bytes[static_cast<std::size_t>(Transfer::intra_node)] +
+                 totals.bytes[static_cast<std::size_t>(Transfer::inter_node)];
+    }
+    EXPECT_EQ(fetched, expected_bytes);  // each remote block once: the courier's, kept for the run
+    const auto got = dense(c);
+    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-12);
+  }
+}
+
+TEST(Mpi, NetworkEmulationIsReadFromTheEnvironmentOrRefused) {
+  EXPECT_EQ(NetworkEmulation().describe(), "off");
+  EXPECT_EQ(NetworkEmulation(20e-6, 10e9).describe(),
+            "20 us latency, 10 GB/s between nodes (emulated)");
+  setenv("TILECC_NET_LATENCY_US", "-3", 1);
+  EXPECT_THROW(NetworkEmulation::from_environment(), InputError);
+  setenv("TILECC_NET_LATENCY_US", "fast", 1);
+  EXPECT_THROW(NetworkEmulation::from_environment(), InputError);
+  setenv("TILECC_NET_LATENCY_US", "5", 1);
+  setenv("TILECC_NET_GBPS", "nan", 1);
+  EXPECT_THROW(NetworkEmulation::from_environment(), InputError);
+  unsetenv("TILECC_NET_GBPS");
+  EXPECT_TRUE(NetworkEmulation::from_environment().on());
+  unsetenv("TILECC_NET_LATENCY_US");
+  EXPECT_FALSE(NetworkEmulation::from_environment().on());
 }
 
 TEST(Mpi, BlocksAreReadThroughTheStoreAndCountedByClass) {

@@ -129,24 +129,47 @@ def test_distributed_runs_give_the_one_process_energies(
 
 
 @pytest.mark.parametrize(
-    ("placement", "ranks", "per_node", "policy"),
-    [("hypergraph", 4, "2", "counter"), ("owner", 2, "", "tce"), ("random", 3, "", "static-lpt")],
+    ("placement", "ranks", "per_node", "policy", "workq", "latency_us"),
+    [
+        ("hypergraph", 4, "2", "counter", "0", ""),
+        ("owner", 2, "", "tce", "0", ""),
+        ("random", 3, "", "static-lpt", "4", ""),
+        ("", 2, "1", "counter", "4", "5"),
+    ],
 )
-def test_placed_tasks_give_the_one_process_energies(
-    tmp_path, one_process, placement, ranks, per_node, policy
+def test_placed_tasks_and_workq_give_the_one_process_energies(
+    tmp_path, one_process, placement, ranks, per_node, policy, workq, latency_us
 ):
     # Each plan's tasks run on the ranks its placement names, the policy ordering each rank's
-    # own tasks over its workers (its counter, if any, counts on the rank alone).
+    # own tasks over its workers (its counter, if any, counts on the rank alone); with WorkQ a
+    # courier fetches their blocks ahead, across an emulated network where one is set.
+    options = ["--placement", placement] if placement else []
     many = run_json(
         tmp_path,
         "placed",
         ranks,
-        *("--method", "ccsd(t)", "--policy", policy, "--tile", "4", "--placement", placement),
+        *("--method", "ccsd(t)", "--policy", policy, "--tile", "4", "--workq", workq, *options),
         TILECC_RANKS_PER_NODE=per_node,
+        TILECC_NET_LATENCY_US=latency_us,
     )
     one = one_process[("rhf", "ccsd(t)")]
     assert many["e_tot"] == pytest.approx(one["e_tot"], abs=1e-10)
     assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
+    emulated = many["communication"]["network_emulation"]
+    assert emulated == (
+        "5 us latency, unlimited bandwidth between nodes (emulated)" if latency_us else "off"
+    )
+
+
+def test_bad_network_emulation_and_workq_are_one_sentence():
+    run = mpiexec(2, "info", TILECC_NET_LATENCY_US="-1")
+    text = " ".join((run.stdout + run.stderr).split())
+    assert "TILECC_NET_LATENCY_US=-1 is not a non-negative number of microseconds" in text
+    run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", "--workq", "-2")
+    assert run.returncode != 0
+    assert "workq (tasks a courier fetches ahead) must be" in " ".join(
+        (run.stdout + run.stderr).split()
+    )
 
 
 def test_a_checkpoint_written_on_some_ranks_restarts_on_others(tmp_path, one_process):

@@ -76,6 +76,8 @@ class AmplitudeSolver:
     keep_scratch: bool = False
     #: On several ranks, which rank runs each task (see tilecc.Context).
     placement: str | None = None
+    #: On several ranks, WorkQ's courier depth (see tilecc.Context).
+    workq: int = 0
     conv_tol: float = 1e-8
     conv_tol_normt: float = 1e-6
     max_cycle: int = 50

@@ -1,0 +1,29 @@
+#pragma once
+/** @file WorkQ (paper 003) on one rank: a courier thread fetches the remote blocks of the rank's
+ * tasks ahead of its workers and queues the tasks whose blocks have arrived (Q1); the workers
+ * take their tasks from that queue, so that a get's latency passes while they compute instead of
+ * in front of every task. The courier fetches for as many tasks as the queue has room for at
+ * once and completes those gets together, paying the network's latency once for all of them. */
+#include <functional>
+#include <span>
+
+#include "tilecc/exec.hpp"
+
+namespace tilecc {
+
+/** What the courier does: fetch the blocks some tasks read (into the stores' caches, for fetch()
+ *  to find), and let them all go when the run is over. */
+struct Courier {
+  /** Tasks the courier keeps fetched ahead of the workers at most (Q1's length). */
+  int depth = 8;
+  std::function<void(std::span<const task_id_t> tasks)> fetch;
+  std::function<void()> release;
+};
+
+/** Runs the pool's tasks on the executor's workers, in the pool's order, each once its blocks
+ *  are fetched by `courier` (a thread of its own). The courier's first error stops the run and is
+ *  rethrown. */
+RunStats run_workq(Executor& executor, const TaskPool& pool, const Executor::Body& body,
+                   const Courier& courier);
+
+}  // namespace tilecc
