@@ -9,7 +9,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -49,7 +49,7 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _job_options(args: argparse.Namespace, plan_only: bool) -> RunOptions:
+def _job_options(args: argparse.Namespace, plan_only: bool, simulate: Any = None) -> RunOptions:
     from tilecc.run import RunOptions
 
     return RunOptions(
@@ -82,6 +82,7 @@ def _job_options(args: argparse.Namespace, plan_only: bool) -> RunOptions:
         trace=args.trace,
         timings=args.timings,
         plan_only=plan_only,
+        simulate=simulate,
         store_chosen=args.store is not None,
     )
 
@@ -104,6 +105,25 @@ def _plan(args: argparse.Namespace, console: Console) -> int:
     from tilecc.run import run
 
     run(_job_options(args, True), console, interrupted=_interrupted.is_set)
+    return 0
+
+
+def _simulate(args: argparse.Namespace, console: Console) -> int:
+    from tilecc.run import run
+    from tilecc.simulate import load_platform, ranks_on
+    from tilecc.simulate.command import SimulateOptions
+
+    # The platform and the rank layout are checked before the SCF runs.
+    ranks_on(load_platform(args.platform), args.ranks, args.ranks_per_node)
+    sim = SimulateOptions(
+        ranks=args.ranks,
+        ranks_per_node=args.ranks_per_node,
+        platform=args.platform,
+        latency_us=args.latency_us,
+        gbps=args.gbps,
+        png=args.png,
+    )
+    run(_job_options(args, False, sim), console, interrupted=_interrupted.is_set)
     return 0
 
 
@@ -258,6 +278,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _job_arguments(p)
     p.set_defaults(handler=_plan)
+    p = sub.add_parser(
+        "simulate",
+        help="an iteration of the job on many ranks, predicted from its real plans (no CC run)",
+    )
+    _job_arguments(p)
+    p.add_argument("--ranks", type=_positive_int, required=True, help="ranks to simulate")
+    p.add_argument(
+        "--ranks-per-node",
+        type=_positive_int,
+        default=None,
+        help="ranks per node (default: the platform's)",
+    )
+    p.add_argument(
+        "--platform",
+        default="infiniband",
+        help="a bundled platform (infiniband, ethernet) or a JSON file (default: infiniband)",
+    )
+    p.add_argument(
+        "--latency-us", type=float, default=None, help="latency between nodes, microseconds"
+    )
+    p.add_argument("--gbps", type=float, default=None, help="bandwidth between nodes, GB/s")
+    p.add_argument(
+        "--png", type=Path, default=None, help="draw the strong-scaling curve here (.png/.svg/.pdf)"
+    )
+    p.set_defaults(handler=_simulate)
     p = sub.add_parser("report", help="time decomposition and charts from a trace")
     p.add_argument("trace", type=Path, help="a trace written by tilecc run --trace")
     p.add_argument(

@@ -70,6 +70,8 @@ class RunOptions:
     timings: bool = False
     #: ``tilecc plan``: predict the job's memory, time and I/O instead of running CC.
     plan_only: bool = False
+    #: ``tilecc simulate``: predict an iteration on many ranks instead of running CC.
+    simulate: Any = None
     #: The store was not chosen: run in memory, or through disk when the job's plan says it
     #: does not fit in the memory budget.
     store_chosen: bool = True
@@ -480,6 +482,12 @@ def run(
     if opts.plan_only:
         # A plan's tensors have no blocks and no budget: the plan weighs them against it.
         return show_plan(opts, solver("none", None), console)
+    if opts.simulate is not None:
+        from tilecc.simulate.command import show_simulation
+
+        return show_simulation(
+            solver("none", None), opts.simulate, opts.runtime, opts.json, console
+        )
     store, budget = opts.runtime.store, opts.runtime.memory_budget
     if not opts.store_chosen and world().size == 1:
         from tilecc.cc.planning import plan_job

@@ -42,6 +42,59 @@ std::shared_ptr<Communicator> world() {
 
 SpacePtr orbitals(int n, extent_t tile, int irreps) { return testing::space(n, tile, irreps); }
 
+// The ladder term C[ijab] = 0.5 T[ijcd] W[cdab] over two irreps, and its one-process result from
+// the same values (fill_random is per block, whatever owns it).
+struct Ladder {
+  SpacePtr o = orbitals(12, 3, 2), v = orbitals(10, 4, 2);
+  ShapePtr oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
+  Operand c{oovv, {"i", "j", "a", "b"}, "C"}, a{oovv, {"i", "j", "c", "d"}, "T"},
+      b{vvvv, {"c", "d", "a", "b"}, "W"};
+  std::vector<double> expected;
+
+  Ladder() {
+    blas::ensure_loaded();
+    BlockTensor t0(oovv), w0(vvvv), c0(oovv);
+    fill_random(t0, 5);
+    fill_random(w0, 6);
+    Executor one(1);
+    contract(ContractionPlan(c, a, b), 0.5, t0, w0, c0, one);
+    expected = dense(c0);
+  }
+};
+
+RuntimeOptions in_mpi_store(RuntimeOptions options) {
+  options.store = "mpi";
+  return options;
+}
+
+// The ladder's tensors and plan on a distributed runtime with these options.
+struct DistributedLadder {
+  Runtime runtime;
+  BlockTensor t, w, c;
+  PlannedContraction* planned;
+
+  DistributedLadder(const Ladder& ladder, RuntimeOptions options)
+      : runtime(in_mpi_store(std::move(options)), CostModel{}, world()),
+        t(runtime.make_tensor(ladder.oovv)),
+        w(runtime.make_tensor(ladder.vvvv)),
+        c(runtime.make_tensor(ladder.oovv)),
+        planned(&runtime.request(ladder.c, ladder.a, ladder.b)) {
+    fill_random(t, 5);
+    fill_random(w, 6);
+    runtime.build_pending();
+  }
+  BatchRun run() {
+    const std::vector<Contraction> items = {{planned, 0.5, &t, &w, &c}};
+    return runtime.run(items);
+  }
+  /** C against the one-process result, read by every rank through its store. */
+  void expect_result(const Ladder& ladder) const {
+    const auto got = dense(c);
+    ASSERT_EQ(got.size(), ladder.expected.size());
+    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], ladder.expected[e], 1e-12);
+  }
+};
+
 TEST(Mpi, CommunicatorSeesRanksAndVirtualNodes) {
   const Communicator& comm = *world();
   EXPECT_GE(comm.size(), 2);
@@ -54,137 +107,74 @@ TEST(Mpi, CommunicatorSeesRanksAndVirtualNodes) {
 }
 
 TEST(Mpi, ContractionsMatchOneProcessUnderEveryPolicy) {
-  blas::ensure_loaded();
-  auto o = orbitals(12, 3, 2), v = orbitals(10, 4, 2);
-  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
-  const Operand oc{oovv, {"i", "j", "a", "b"}, "C"}, oa{oovv, {"i", "j", "c", "d"}, "T"},
-      ob{vvvv, {"c", "d", "a", "b"}, "W"};
-  // The one-process reference, from the same values (fill_random is per block, whatever owns it).
-  BlockTensor t0(oovv), w0(vvvv), c0(oovv);
-  fill_random(t0, 5);
-  fill_random(w0, 6);
-  Executor one(1);
-  contract(ContractionPlan(oc, oa, ob), 0.5, t0, w0, c0, one);
-  const auto expected = dense(c0);
-
+  const Ladder ladder;
   for (const std::string& policy : policy_names()) {
     SCOPED_TRACE(policy);
     RuntimeOptions options;
     options.threads = 2;
     options.policy = policy;
-    options.store = "mpi";
-    Runtime runtime(options, CostModel{}, world());
-    BlockTensor t = runtime.make_tensor(oovv), w = runtime.make_tensor(vvvv),
-                c = runtime.make_tensor(oovv);
-    fill_random(t, 5);
-    fill_random(w, 6);
-    PlannedContraction& planned = runtime.request(oc, oa, ob);
-    runtime.build_pending();
-    const std::vector<Contraction> items = {{&planned, 0.5, &t, &w, &c}};
-    const BatchRun run = runtime.run(items);
-    const auto got = dense(c);  // every rank reads every block, through its store
-    ASSERT_EQ(got.size(), expected.size());
-    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-12);
+    DistributedLadder job(ladder, options);
+    const BatchRun run = job.run();
+    job.expect_result(ladder);
     // Every task ran somewhere, and every rank knows every task's time.
     for (const double s : run.items[0].task_seconds) EXPECT_GT(s, 0.0);
-    const auto tasks = static_cast<std::int64_t>(planned.plan().tasks().size());
+    const ContractionPlan& plan = job.planned->plan();
+    const auto tasks = static_cast<std::int64_t>(plan.tasks().size());
     const std::int64_t fetches = world()->sum(run.run.shared_calls);
     const std::int64_t workers = static_cast<std::int64_t>(world()->size()) * options.threads;
     if (policy == "counter" && tasks > 1) {
       EXPECT_EQ(fetches, tasks + workers);
     } else if (policy == "tce") {
-      EXPECT_EQ(fetches, static_cast<std::int64_t>(planned.plan().loop().size()) + workers);
+      EXPECT_EQ(fetches, static_cast<std::int64_t>(plan.loop().size()) + workers);
     }
   }
 }
 
 TEST(Mpi, PlacedTasksRunOnTheirRanksUnderEveryPolicy) {
-  blas::ensure_loaded();
-  auto o = orbitals(12, 3, 2), v = orbitals(10, 4, 2);
-  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
-  const Operand oc{oovv, {"i", "j", "a", "b"}, "C"}, oa{oovv, {"i", "j", "c", "d"}, "T"},
-      ob{vvvv, {"c", "d", "a", "b"}, "W"};
-  BlockTensor t0(oovv), w0(vvvv), c0(oovv);
-  fill_random(t0, 5);
-  fill_random(w0, 6);
-  Executor one(1);
-  contract(ContractionPlan(oc, oa, ob), 0.5, t0, w0, c0, one);
-  const auto expected = dense(c0);
-
+  const Ladder ladder;
   for (const std::string& policy : policy_names()) {
     SCOPED_TRACE(policy);
     RuntimeOptions options;
     options.threads = 2;
     options.policy = policy;
-    options.store = "mpi";
-    Runtime runtime(options, CostModel{}, world());
-    BlockTensor t = runtime.make_tensor(oovv), w = runtime.make_tensor(vvvv),
-                c = runtime.make_tensor(oovv);
-    fill_random(t, 5);
-    fill_random(w, 6);
-    PlannedContraction& planned = runtime.request(oc, oa, ob);
-    runtime.build_pending();
+    DistributedLadder job(ladder, options);
     // Every third task on the last rank, the others spread in turn: not any policy's own split.
-    const auto tasks = planned.plan().tasks().size();
+    const auto tasks = job.planned->plan().tasks().size();
     std::vector<int> placement(tasks);
     for (std::size_t task = 0; task < tasks; ++task)
       placement[task] = task % 3 == 0
                             ? world()->size() - 1
                             : static_cast<int>(task % static_cast<std::size_t>(world()->size()));
-    planned.schedule().set_placement(placement);
-    const std::vector<Contraction> items = {{&planned, 0.5, &t, &w, &c}};
-    const BatchRun run = runtime.run(items);
+    job.planned->schedule().set_placement(placement);
+    const BatchRun run = job.run();
     EXPECT_EQ(run.run.tasks, std::count(placement.begin(), placement.end(), world()->rank()));
-    const auto got = dense(c);
-    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-12);
+    job.expect_result(ladder);
   }
   // A placement of the wrong length, or onto a rank that does not exist, is refused.
-  RuntimeOptions options;
-  options.store = "mpi";
-  Runtime runtime(options, CostModel{}, world());
-  PlannedContraction& planned = runtime.request(oc, oa, ob);
-  runtime.build_pending();
-  EXPECT_THROW(planned.schedule().set_placement({0}), InputError);
-  EXPECT_THROW(
-      planned.schedule().set_placement(std::vector<int>(planned.plan().tasks().size(), -1)),
-      InputError);
+  DistributedLadder job(ladder, RuntimeOptions{});
+  EXPECT_THROW(job.planned->schedule().set_placement({0}), InputError);
+  EXPECT_THROW(job.planned->schedule().set_placement(
+                   std::vector<int>(job.planned->plan().tasks().size(), -1)),
+               InputError);
 }
 
 TEST(Mpi, WorkqFetchesEachRemoteBlockOnceAndGivesTheSameResult) {
-  blas::ensure_loaded();
-  auto o = orbitals(12, 3, 2), v = orbitals(10, 4, 2);
-  auto oovv = shape({o, o, v, v}), vvvv = shape({v, v, v, v});
-  const Operand oc{oovv, {"i", "j", "a", "b"}, "C"}, oa{oovv, {"i", "j", "c", "d"}, "T"},
-      ob{vvvv, {"c", "d", "a", "b"}, "W"};
-  BlockTensor t0(oovv), w0(vvvv), c0(oovv);
-  fill_random(t0, 5);
-  fill_random(w0, 6);
-  Executor one(1);
-  contract(ContractionPlan(oc, oa, ob), 0.5, t0, w0, c0, one);
-  const auto expected = dense(c0);
-
+  const Ladder ladder;
   for (const int threads : {1, 2}) {
     SCOPED_TRACE(threads);
     RuntimeOptions options;
     options.threads = threads;
     options.policy = "static-lpt";
-    options.store = "mpi";
     options.workq_depth = 3;
-    Runtime runtime(options, CostModel{}, world());
-    BlockTensor t = runtime.make_tensor(oovv), w = runtime.make_tensor(vvvv),
-                c = runtime.make_tensor(oovv);
-    fill_random(t, 5);
-    fill_random(w, 6);
-    PlannedContraction& planned = runtime.request(oc, oa, ob);
-    runtime.build_pending();
-    const ContractionPlan& plan = planned.plan();
+    DistributedLadder job(ladder, options);
+    const ContractionPlan& plan = job.planned->plan();
     // This rank's tasks (LPT over the ranks) and the distinct remote blocks they read.
     const std::vector<task_id_t> mine = rank_share(plan.modelled_seconds(), *world());
     std::vector<char> in_share(plan.tasks().size(), 0);
     for (const task_id_t task : mine) in_share[static_cast<std::size_t>(task)] = 1;
     std::set<std::pair<int, slot_t>> remote;
-    const auto& t_store = dynamic_cast<const MpiStore&>(t.store());
-    const auto& w_store = dynamic_cast<const MpiStore&>(w.store());
+    const auto& t_store = dynamic_cast<const MpiStore&>(job.t.store());
+    const auto& w_store = dynamic_cast<const MpiStore&>(job.w.store());
     for_each_task_block(plan, [&](task_id_t task, TaskBlockHypergraph::Tensor tensor, slot_t s) {
       if (!in_share[static_cast<std::size_t>(task)] || tensor == TaskBlockHypergraph::Tensor::c)
         return;
@@ -193,20 +183,18 @@ TEST(Mpi, WorkqFetchesEachRemoteBlockOnceAndGivesTheSameResult) {
     });
     std::int64_t expected_bytes = 0;
     for (const auto& [tensor, s] : remote)
-      expected_bytes += (tensor == 0 ? oovv : vvvv)->block_size(s) * 8;
-    t.store().transfers().reset();
-    w.store().transfers().reset();
-    const std::vector<Contraction> items = {{&planned, 0.5, &t, &w, &c}};
-    runtime.run(items);
+      expected_bytes += (tensor == 0 ? ladder.oovv : ladder.vvvv)->block_size(s) * 8;
+    job.t.store().transfers().reset();
+    job.w.store().transfers().reset();
+    job.run();
     std::int64_t fetched = 0;
-    for (const BlockStore* store : {&t.store(), &w.store()}) {
+    for (const BlockStore* store : {&job.t.store(), &job.w.store()}) {
       const auto totals = store->transfers().totals();
       fetched += totals.bytes[static_cast<std::size_t>(Transfer::intra_node)] +
                  totals.bytes[static_cast<std::size_t>(Transfer::inter_node)];
     }
     EXPECT_EQ(fetched, expected_bytes);  // each remote block once: the courier's, kept for the run
-    const auto got = dense(c);
-    for (std::size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], expected[e], 1e-12);
+    job.expect_result(ladder);
   }
 }
 

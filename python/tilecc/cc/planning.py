@@ -39,6 +39,24 @@ class JobPlan:
         return asdict(self)
 
 
+def plan_iteration(cc: AmplitudeSolver) -> tuple[Any, list[Any], dict[int, int]]:
+    """Build ``cc``'s problem and first amplitudes on its planning context, and one iteration's
+    plans: (problem, amplitudes, {planned contraction id: times an iteration runs it})."""
+    ctx = cc.context
+    if not ctx.planning:
+        raise ValueError("planning a job needs a solver made with store='none'.")
+    problem = cc.build_problem()
+    amplitudes = cc.initial_amplitudes(problem)
+    cc.energy(amplitudes, problem)
+    first = dict(ctx.planned_runs)
+    with ctx.deferred():
+        new = cc.update(amplitudes, problem)
+    for t in new:
+        ctx.settle(t)
+    runs = {k: n - first.get(k, 0) for k, n in ctx.planned_runs.items() if n > first.get(k, 0)}
+    return problem, list(amplitudes), runs
+
+
 def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> JobPlan:
     """Plan ``cc`` (a solver on a planning context) against ``memory_budget`` (None: the
     memory available, see :func:`tilecc.memory.available_memory`)."""
@@ -50,15 +68,7 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     before = peak_rss_bytes()
     _ = ctx.cost_model
     process = resident_bytes()
-    problem = cc.build_problem()
-    amplitudes = cc.initial_amplitudes(problem)
-    cc.energy(amplitudes, problem)
-    first = dict(ctx.planned_runs)
-    with ctx.deferred():
-        new = cc.update(amplitudes, problem)
-    for t in new:
-        ctx.settle(t)
-    iteration = {k: n - first.get(k, 0) for k, n in ctx.planned_runs.items() if n > first.get(k, 0)}
+    problem, amplitudes, iteration = plan_iteration(cc)
     amplitude_bytes = sum(t.stored_elements * 8 for t in amplitudes)
     # DIIS keeps diis_space vectors and as many errors, each the size of the amplitudes, and
     # an iteration adds its error and the extrapolated amplitudes.

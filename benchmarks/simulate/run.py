@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""`tilecc simulate` against real runs on this machine: the iteration predicted from the real
+plans (tilecc.simulate, platform ``shared-memory`` with this machine's cores) against the one
+measured by benchmarks/mpi/job.py, for paper 004's CCD sub-computation and an N2/cc-pVTZ CCSD
+iteration, at 1, 2 and 4 ranks of 1 thread and 1 rank of 2 threads, under each policy; the
+error is (predicted - measured) / measured.
+
+    python benchmarks/simulate/run.py [--json PATH] [--policies counter static-lpt ...]
+
+The simulation models contractions only: a CCSD iteration's element-wise operations and the
+Python between them are not in it (they are in the measured time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from pyscf import gto, scf
+from rich.console import Console
+from rich.table import Table
+
+import tilecc
+from tilecc import measure
+from tilecc.host.pyscf import chemical_core
+from tilecc.simulate import load_platform, predict, works_of
+from tilecc.simulate.work import Work
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+from paper004 import ccd_tensors  # noqa: E402
+
+CONFIGS = [(1, 1), (2, 1), (4, 1), (1, 2)]  # (ranks, threads per rank)
+
+
+def mpi_benchmark() -> Any:
+    spec = importlib.util.spec_from_file_location("mpi_run", HERE.parent / "mpi" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ccd_works(threads: int) -> list[Work]:
+    """The two contractions benchmarks/mpi/job.py times, planned only."""
+    ctx = tilecc.Context(threads=threads, store="none")
+    x = ccd_tensors(ctx, 0.35, 7, 18)
+    x.contract()
+    x.i0.context.settle(x.i0)
+    return [Work.of_plan(p.plan, 1) for p in ctx.runtime.contractions() if p.built]
+
+
+def ccsd_works(threads: int) -> list[Work]:
+    mol = gto.M(atom="N 0 0 0; N 0 0 1.0977", basis="cc-pvtz", symmetry=True, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cc = tilecc.CCSD(mf, frozen=chemical_core(mol), threads=threads, store="none")
+        return works_of(cc)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--policies", nargs="+", default=["tce", "counter", "static-block", "static-lpt"]
+    )
+    parser.add_argument("--workloads", nargs="+", default=["ccd", "ccsd"])
+    args = parser.parse_args()
+    console = Console()
+    platform = load_platform("shared-memory").with_options(cores_per_node=os.cpu_count())
+    real = mpi_benchmark()
+    table = Table(title=f"predicted vs measured, {platform.name}, {os.cpu_count()} cores")
+    for col in ("workload", "ranks x threads", "policy", "predicted s", "measured s", "error"):
+        table.add_column(col, justify="right")
+    records = []
+    for workload in args.workloads:
+        for ranks, threads in CONFIGS:
+            works = (ccd_works if workload == "ccd" else ccsd_works)(threads)
+            for policy in args.policies:
+                p = predict(works, platform, ranks, ranks, threads, policy, scaling=[ranks])
+                measured = real.run(workload, ranks, None, policy, threads)["iteration_s"]
+                error = (p.iteration_seconds - measured) / measured
+                records.append({
+                    "workload": workload, "ranks": ranks, "threads": threads, "policy": policy,
+                    "predicted_seconds": p.iteration_seconds, "measured_seconds": measured,
+                    "error": error, "platform": platform.name,
+                })  # fmt: skip
+                table.add_row(
+                    workload, f"{ranks} x {threads}", policy, f"{p.iteration_seconds:.4f}",
+                    f"{measured:.4f}", f"{100 * error:+.0f}%",
+                )  # fmt: skip
+        table.add_section()
+    console.print(table)
+    errors = sorted(abs(r["error"]) for r in records)
+    console.print(
+        f"median |error| {100 * errors[len(errors) // 2]:.0f}%, largest {100 * errors[-1]:.0f}%"
+    )
+    if args.json:
+        measure.write_json_lines(args.json, records)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""``tilecc simulate``: a job's real plans (built on a planning context, no CC run) simulated on
+P ranks of a platform, one iteration at a time (see engine.py for what is modelled and what is
+not), with the speed-up against one rank and a strong-scaling curve.
+
+>>> from tilecc.simulate.platform import load_platform
+>>> load_platform("infiniband").ranks_per_node
+32
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tilecc.placement import Ranks
+from tilecc.simulate.engine import PHASES, Outcome, simulate_iteration
+from tilecc.simulate.platform import Platform, load_platform
+from tilecc.simulate.work import Work
+
+__all__ = ["Platform", "Prediction", "load_platform", "predict", "ranks_on", "works_of"]
+
+
+@dataclass
+class Prediction:
+    """What ``tilecc simulate`` reports (its ``--json``)."""
+
+    ranks: int
+    ranks_per_node: int
+    threads: int
+    policy: str
+    placement: str | None
+    workq: int
+    platform: dict[str, Any]
+    iteration_seconds: float
+    one_rank_seconds: float
+    speedup: float
+    #: Not simulated yet: the (T) step's tasks are not plans of the iteration.
+    triples_seconds: float | None
+    decomposition: list[dict[str, float]]  # per rank, seconds by phase summed over workers
+    bytes: dict[str, int]
+    scaling: list[tuple[int, float]]  # (ranks, iteration seconds)
+    contractions: list[tuple[str, float]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def works_of(cc: Any) -> list[Work]:
+    """One iteration of ``cc`` (a solver on a planning context) as simulation work."""
+    from tilecc.cc.planning import plan_iteration
+
+    _, _, runs = plan_iteration(cc)
+    planned = {p.id: p for p in cc.context.runtime.contractions() if p.built}
+    return [Work.of_plan(planned[k].plan, n) for k, n in runs.items()]
+
+
+def ranks_on(platform: Platform, ranks: int, per_node: int | None) -> Ranks:
+    """P ranks in nodes of ``per_node`` (default: the platform's), a job smaller than a node on
+    one node."""
+    per = per_node or platform.ranks_per_node
+    return Ranks(ranks, ranks if ranks < per else per)
+
+
+def predict(
+    works: list[Work],
+    platform: Platform,
+    ranks: int,
+    per_node: int | None,
+    threads: int,
+    policy: str,
+    placement: str | None = None,
+    workq: int = 0,
+    scaling: list[int] | None = None,
+) -> Prediction:
+    """The iteration on ``ranks`` ranks, and on each of ``scaling`` (default: the powers of two up
+    to ``ranks`` that fill whole nodes, or one) for the strong-scaling curve."""
+    shape = ranks_on(platform, ranks, per_node)
+    powers = (2**k for k in range(ranks.bit_length()) if 2**k <= ranks)
+    points = scaling or sorted(
+        {1, ranks, *(p for p in powers if p <= shape.per_node or p % shape.per_node == 0)}
+    )
+
+    def run(p: int) -> Outcome:
+        return simulate_iteration(
+            works, platform, ranks_on(platform, p, per_node), threads, policy, placement, workq
+        )
+
+    curve = {p: run(p) for p in points}
+    main = curve[ranks] if ranks in curve else run(ranks)
+    one = curve[1] if 1 in curve else run(1)
+    return Prediction(
+        ranks=ranks,
+        ranks_per_node=shape.per_node,
+        threads=threads,
+        policy=policy,
+        placement=placement,
+        workq=workq,
+        platform=asdict(platform),
+        iteration_seconds=main.seconds,
+        one_rank_seconds=one.seconds,
+        speedup=one.seconds / main.seconds if main.seconds > 0 else float("nan"),
+        triples_seconds=None,
+        decomposition=[{"rank": r, **t.as_dict()} for r, t in enumerate(main.ranks)],
+        bytes=main.bytes,
+        scaling=[(p, curve[p].seconds) for p in points],
+        contractions=main.per_contraction,
+    )
+
+
+def phases() -> tuple[str, ...]:
+    return PHASES

@@ -1,0 +1,156 @@
+"""`tilecc simulate`: the discrete-event model gives the times worked out by hand on small
+instances (compute, transfers through a network interface, the shared counter, WorkQ's
+courier), and the command reports a real job's plans on many ranks, refusing bad platforms and
+rank layouts in one sentence."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilecc.hypergraph import BlockHypergraph
+from tilecc.placement import Ranks
+from tilecc.simulate import load_platform, predict
+from tilecc.simulate.engine import simulate_iteration
+from tilecc.simulate.platform import Platform
+from tilecc.simulate.work import Work
+
+BIN = Path(sys.executable).parent
+WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
+
+#: 1 us latency and 1 GB/s between nodes, nothing within one; a counter fetch takes 2 us.
+NET = Platform("test", 1, 1.0, 1.0, 0.0, 1e9, 2.0)
+
+
+def sync(tasks: int) -> float:
+    """What ends a contraction on 2 ranks in 2 nodes: an allreduce of the tasks' times (8 bytes
+    each) and a barrier, 2 steps each, 1 us a step and the allreduce's bytes at 1 GB/s."""
+    return 2 * (1e-6 + 8 * tasks / 1e9) + 2 * 1e-6
+
+
+def work(seconds: list[float], reads: list[list[int]], net_bytes: list[int], runs: int = 1) -> Work:
+    """Tasks of these seconds reading these nets (slots 0, 1, ...), each writing a net of its own
+    that lives where it runs... as far as the hash owner allows: tests pick owners through slots."""
+    tasks = len(seconds)
+    pins = [
+        np.array(sorted(t for t in range(tasks) if e in reads[t])) for e in range(len(net_bytes))
+    ]
+    h = BlockHypergraph(np.array(seconds), [("a", e) for e in range(len(net_bytes))],
+                        np.array(net_bytes), pins)  # fmt: skip
+    return Work("test", runs, h, [np.array(r) for r in reads], [np.array([], int)] * tasks)
+
+
+def test_compute_alone_is_the_lpt_makespan_or_the_counters():
+    w = work([1.0, 1.0, 1.0, 1.0], [[], [], [], []], [])
+    out = simulate_iteration([w], NET, Ranks(2), 1, "static-lpt")
+    assert out.seconds == pytest.approx(2.0 + sync(4), rel=1e-12)
+    assert [r.compute for r in out.ranks] == [2.0, 2.0]
+    # Through the counter on rank 0: every fetch is served one at a time, 2 us each, and rank
+    # 1's also cross the network (1 us); each rank takes 3 fetches (the last finds none left).
+    out = simulate_iteration([w], NET, Ranks(2), 1, "counter")
+    assert out.seconds > 2.0 and out.seconds < 2.0 + 1e-4
+    assert out.ranks[0].counter > 0 and out.ranks[1].counter > out.ranks[0].counter
+
+
+def test_transfers_take_the_latency_and_the_bytes_over_the_bandwidth():
+    # One task on each of 2 ranks (nodes of one), each reading net 0 (1e6 bytes); net 0's owner
+    # is its hash owner among 2 ranks, so exactly one of the two reads crosses the network.
+    w = work([0.5, 0.5], [[0], [0]], [10**6])
+    out = simulate_iteration([w], NET, Ranks(2), 1, "static-lpt")
+    assert out.bytes == {"local": 10**6, "intra_node": 0, "inter_node": 10**6}
+    assert out.seconds == pytest.approx(0.5 + 1e-6 + 1e-3 + sync(2), rel=1e-12)
+    assert sum(r.communication for r in out.ranks) == pytest.approx(1e-6 + 1e-3 + 2 * sync(2))
+    # Twice per iteration: twice the time and bytes.
+    twice = simulate_iteration([work([0.5, 0.5], [[0], [0]], [10**6], runs=2)], NET, Ranks(2),
+                               1, "static-lpt")  # fmt: skip
+    assert twice.seconds == pytest.approx(2 * out.seconds)
+    assert twice.bytes["inter_node"] == 2 * 10**6
+
+
+def test_workq_fetches_each_block_once_per_rank_ahead_of_the_workers():
+    # Four tasks on one rank reading the same remote block: get/compute/accumulate fetches it
+    # four times, WorkQ once, before the first task.
+    reads = [[0], [0], [0], [0]]
+    w = work([0.1] * 4, reads, [10**6])
+    ranks = Ranks(2)
+    base = simulate_iteration([w], NET, ranks, 1, "static-lpt")
+    fetched = simulate_iteration([w], NET, ranks, 1, "static-lpt", workq=2)
+    assert base.bytes["inter_node"] == 2 * 10**6  # 2 tasks on the rank that does not own it
+    assert fetched.bytes["inter_node"] == 10**6
+    assert fetched.seconds < base.seconds
+
+
+def test_oversubscribed_nodes_run_tasks_slower():
+    w = work([1.0, 1.0], [[], []], [])
+    two_cores = Platform("two", 4, 0.0, 1.0, 0.0, 1.0, 0.0, cores_per_node=2)
+    out = simulate_iteration([w], two_cores, Ranks(4, 4), 1, "static-lpt")
+    assert out.seconds == pytest.approx(2.0)  # 4 workers on 2 cores: each task twice as long
+
+
+def test_scaling_and_speedup_come_from_the_same_model():
+    w = work([1.0] * 8, [[]] * 8, [])
+    p = predict([w], load_platform("infiniband"), 4, None, 1, "static-lpt")
+    # One node of 4 (the platform's nodes hold 32): the syncs cost microseconds within it.
+    assert [r for r, _ in p.scaling] == [1, 2, 4]
+    assert [s for _, s in p.scaling] == pytest.approx([8.0, 4.0, 2.0], abs=1e-5)
+    assert p.speedup == pytest.approx(4.0, abs=1e-4) and p.ranks_per_node == 4
+    assert p.triples_seconds is None
+
+
+def test_simulate_command_reports_a_real_job(tmp_path):
+    out = tmp_path / "sim.json"
+    png = tmp_path / "scaling.svg"
+    run = subprocess.run(
+        [str(BIN / "tilecc"), "simulate", str(WATER), "--basis", "6-31g", "--ranks", "8",
+         "--ranks-per-node", "4", "--threads", "1", "--json", str(out), "--png", str(png)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["ranks"] == 8 and result["ranks_per_node"] == 4
+    assert result["iteration_seconds"] > 0 and "triples_seconds" in result
+    assert [r["rank"] for r in result["decomposition"]] == list(range(8))
+    assert set(result["decomposition"][0]) == {
+        "rank",
+        "compute",
+        "communication",
+        "counter",
+        "idle",
+    }
+    assert result["bytes"]["inter_node"] > 0
+    assert [p for p, _ in result["scaling"]] == [1, 2, 4, 8]
+    assert png.read_text().lstrip().startswith("<?xml")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--platform", "moon"], "no platform 'moon': give a bundled one (ethernet, infiniband,"),
+        (["--ranks-per-node", "3"], "8 ranks in nodes of 3 is not a whole number of nodes"),
+    ],
+)
+def test_bad_simulations_are_one_sentence(options, message):
+    run = subprocess.run(
+        [str(BIN / "tilecc"), "simulate", str(WATER), "--basis", "sto-3g", "--ranks", "8",
+         *options],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert message in " ".join((run.stdout + run.stderr).split())
+
+
+def test_a_platform_file_with_a_bad_value_is_refused(tmp_path):
+    bad = tmp_path / "bad.json"
+    fields = json.loads((Path(load_platform.__code__.co_filename).parent / "platforms" /
+                         "ethernet.json").read_text())  # fmt: skip
+    bad.write_text(json.dumps({**fields, "inter_node_latency_us": -1}))
+    with pytest.raises(ValueError, match="inter_node_latency_us must be a non-negative number"):
+        load_platform(str(bad))
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="is not a JSON object of the fields"):
+        load_platform(str(bad))
