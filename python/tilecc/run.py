@@ -604,6 +604,13 @@ def run(
         f"{timings['scf']:.2f} / {timings['cc']:.2f} / {timings['inspector']:.3f} s",
     )
     console.print(table)
+    if getattr(cc, "t1", None) is not None:
+        from tilecc.cc import diagnostics
+
+        found = diagnostics.diagnostics(cc.t1, cc.t2, mf)
+        results["diagnostics"] = found.as_dict()
+        for line in diagnostics.lines(found):
+            console.print(line, highlight=False, soft_wrap=True)
     if opts.timings:
         console.print(decomposition_table(cc.context))
     if opts.trace is not None:
