@@ -22,7 +22,7 @@ std::vector<int> hash_placement(slot_t blocks, int ranks) {
 
 MpiStore::MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm,
                    const StoreResources& resources)
-    : BlockStore(shape, resources.traffic), comm_(std::move(comm)) {
+    : BlockStore(shape, resources.traffic), comm_(std::move(comm)), memory_(resources.budget) {
   owner_ = hash_placement(shape.num_blocks(), comm_->size());
   // Every rank lays out every owner's part the same way, so a block's place is known to all.
   std::vector<MPI_Aint> used(static_cast<std::size_t>(comm_->size()), 0);
@@ -112,7 +112,16 @@ void MpiStore::prefetch(std::span<const slot_t> slots) const {
     std::lock_guard lock(cache_mutex_);
     for (const slot_t slot : slots) {
       if (owner(slot) == comm_->rank() || cache_.contains(slot)) continue;
+      const std::int64_t bytes = shape_->block_size(slot) * 8;
+      if (memory_) {
+        try {
+          memory_->reserve(bytes, "WorkQ's cache of remote blocks");
+        } catch (const InputError&) {
+          continue;  // no room: the task fetches it itself
+        }
+      }
       auto& entry = cache_[slot] = std::make_unique<Cached>();
+      entry->reserved = memory_ ? bytes : 0;
       entry->values.resize(static_cast<std::size_t>(shape_->block_size(slot)));
       issued.emplace_back(slot, entry.get());
     }
@@ -137,7 +146,12 @@ void MpiStore::prefetch(std::span<const slot_t> slots) const {
 
 void MpiStore::release(std::span<const slot_t> slots, bool /*cache*/) const {
   std::lock_guard lock(cache_mutex_);
-  for (const slot_t slot : slots) cache_.erase(slot);
+  for (const slot_t slot : slots) {
+    const auto found = cache_.find(slot);
+    if (found == cache_.end()) continue;
+    if (memory_) memory_->release(found->second->reserved);
+    cache_.erase(found);
+  }
 }
 
 void MpiStore::accumulate(slot_t slot, const double* values) { update(slot, values, MPI_SUM); }

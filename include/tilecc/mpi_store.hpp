@@ -30,7 +30,8 @@ std::vector<int> hash_placement(slot_t blocks, int ranks);
  *    accumulates are atomic per element.
  *  - prefetch(): gets remote blocks into this rank's cache (issued together, completed together:
  *    WorkQ's courier, paper 003), where fetch() then finds them, until release()d. A block that
- *    is being prefetched is waited for rather than fetched twice.
+ *    is being prefetched is waited for rather than fetched twice. The cache counts against the
+ *    memory budget: a block it has no room for is left for the task to fetch itself.
  *  - complete_writes(): every rank's accumulates are done, and visible to every reader.
  *  - owns() / block(): a rank's own blocks, for element-wise operations (owner computes).
  *
@@ -65,10 +66,11 @@ class MpiStore final : public BlockStore {
   void update(slot_t slot, const double* values, MPI_Op op);
   /** The class of a transfer between this rank and the block's owner. */
   Transfer transfer_to(slot_t slot, Transfer local) const;
-  /** A prefetched block: its values, once `ready`. */
+  /** A prefetched block: its values, once `ready`, and the budget bytes it holds. */
   struct Cached {
     std::vector<double> values;
     bool ready = false;
+    std::int64_t reserved = 0;
   };
   /** Gets into `out` from the owner (its counting and the emulated network's delay the
    *  caller's). */
@@ -77,6 +79,7 @@ class MpiStore final : public BlockStore {
   void network_delay(std::int64_t inter_node_bytes) const;
   std::shared_ptr<Communicator> comm_;
   std::optional<BudgetShare> budget_;
+  std::shared_ptr<MemoryBudget> memory_;  // what the cache of remote blocks counts against
   mutable std::mutex cache_mutex_;
   mutable std::condition_variable cache_ready_;
   mutable std::unordered_map<slot_t, std::unique_ptr<Cached>> cache_;

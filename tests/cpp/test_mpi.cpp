@@ -198,6 +198,29 @@ TEST(Mpi, WorkqFetchesEachRemoteBlockOnceAndGivesTheSameResult) {
   }
 }
 
+TEST(Mpi, WorkqCachesOnlyWhatTheMemoryBudgetHasRoomFor) {
+  const Ladder ladder;
+  RuntimeOptions options;
+  options.policy = "static-lpt";
+  options.workq_depth = 4;
+  // The tensors' shares, measured, then a budget with room for the largest and nothing more:
+  // the courier caches only what fits beside a rank's share (nothing on the rank with the most),
+  // the tasks fetch the rest themselves, and the result is the same.
+  std::int64_t tensors = 0;
+  {
+    DistributedLadder probe(ladder, options);
+    tensors = probe.runtime.memory().used();
+  }
+  std::int64_t largest = 0;
+  MPI_Allreduce(&tensors, &largest, 1, MPI_INT64_T, MPI_MAX, world()->comm());
+  options.memory_budget_bytes = largest;
+  DistributedLadder job(ladder, options);
+  job.run();
+  job.expect_result(ladder);
+  EXPECT_LE(job.runtime.memory().high_water(), options.memory_budget_bytes);
+  EXPECT_EQ(job.runtime.memory().used(), tensors);  // what the cache held is given back
+}
+
 TEST(Mpi, NetworkEmulationIsReadFromTheEnvironmentOrRefused) {
   EXPECT_EQ(NetworkEmulation().describe(), "off");
   EXPECT_EQ(NetworkEmulation(20e-6, 10e9).describe(),
