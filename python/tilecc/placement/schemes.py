@@ -86,10 +86,12 @@ def _hypergraph(h: BlockHypergraph, ranks: Ranks, owners: np.ndarray | None) -> 
 
 
 def _parts(h: BlockHypergraph, tasks: list[int], k: int, fixed: dict[int, int]) -> list[list[int]]:
-    """`tasks` in k numbered parts, some perhaps empty (one task each when there are fewer tasks
-    than parts)."""
-    if k == 1 or len(tasks) <= k:
-        return [[t] for t in tasks] + [[] for _ in range(k - len(tasks))] if k > 1 else [tasks]
+    """`tasks` in k numbered parts, some perhaps empty (one task each when there are no more
+    tasks than parts)."""
+    if k == 1:
+        return [tasks]
+    if len(tasks) <= k:
+        return [[t] for t in tasks] + [[] for _ in range(k - len(tasks))]
     return partition(h, tasks, k, h.task_weights, False, EPSILON, fixed=fixed)
 
 

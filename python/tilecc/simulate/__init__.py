@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tilecc.placement import Ranks
-from tilecc.simulate.engine import PHASES, Outcome, simulate_iteration
+from tilecc.simulate.engine import Outcome, simulate_iteration
 from tilecc.simulate.platform import Platform, load_platform
 from tilecc.simulate.work import Work
 
@@ -105,7 +105,3 @@ def predict(
         scaling=[(p, curve[p].seconds) for p in points],
         contractions=main.per_contraction,
     )
-
-
-def phases() -> tuple[str, ...]:
-    return PHASES

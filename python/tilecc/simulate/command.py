@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tilecc.files import replaced_atomically
+from tilecc.options import RuntimeOptions
 from tilecc.simulate import Prediction, load_platform, predict, works_of
 from tilecc.simulate.engine import PHASES
 
@@ -28,8 +29,14 @@ class SimulateOptions:
 
 
 def show_simulation(
-    cc: Any, sim: SimulateOptions, runtime: Any, json_path: Path | None, console: Console
+    cc: Any,
+    sim: SimulateOptions,
+    runtime: RuntimeOptions,
+    json_path: Path | None,
+    console: Console,
 ) -> dict[str, Any]:
+    """Simulate ``cc`` (a solver on a planning context) as ``sim`` says, with the policy,
+    placement and WorkQ of ``runtime``."""
     platform = load_platform(sim.platform).with_options(
         inter_node_latency_us=sim.latency_us, inter_node_gbps=sim.gbps
     )

@@ -132,11 +132,11 @@ def _contraction(
         else:
             yield env.timeout(wire)
 
-    def blocks(rank: int, nets: np.ndarray, fetched: set[int] | None) -> Process:
+    def blocks(rank: int, nets: np.ndarray) -> Process:
         for e in nets.tolist():
             if owner[e] == rank:
                 moved["local"] += int(h.net_bytes[e])
-            elif fetched is None or e not in fetched:
+            else:
                 yield from transfer(rank, int(owner[e]), int(h.net_bytes[e]))
 
     def take_from_counter(rank: int) -> Generator[Any, Any, int | None]:
@@ -163,12 +163,12 @@ def _contraction(
                 return
             start = env.now
             if queue is None:
-                yield from blocks(rank, work.reads[task], None)
+                yield from blocks(rank, work.reads[task])
             times[rank].communication += env.now - start
             yield env.timeout(float(costs[task]))
             times[rank].compute += float(costs[task])
             start = env.now
-            yield from blocks(rank, work.writes[task], None)
+            yield from blocks(rank, work.writes[task])
             times[rank].communication += env.now - start
 
     def courier(rank: int, queue: simpy.Store) -> Process:
