@@ -22,8 +22,10 @@ import gzip
 import io
 import os
 import secrets
+import signal
 import stat
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -105,6 +107,26 @@ def is_special(path: Path) -> bool:
     except OSError:
         return False
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) until the block ends, then deliver it: for a write that libraries do
+    in several steps over one open file (an HDF5 file over a Python file object), which an
+    interrupt between those steps would leave with objects that outlive the file (h5py then
+    prints tracebacks as they are freed). Only the main thread can hold signals; elsewhere the
+    block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(*caught[0])
 
 
 @contextmanager

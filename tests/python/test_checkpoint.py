@@ -172,6 +172,29 @@ def test_a_failed_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".cc.ckpt.*.tmp"))
 
 
+def test_ctrl_c_during_a_write_arrives_after_the_checkpoint_is_whole(tmp_path, monkeypatch):
+    # Ctrl-C in the middle of writing the HDF5 file: held until the file is whole and renamed
+    # over, then delivered; no HDF5 object is left over a closed file.
+    import h5py
+
+    path = tmp_path / "cc.ckpt"
+    ident = {"format": ckpt.FORMAT, "method": "ccsd"}
+    create = h5py.Group.create_dataset
+
+    def interrupted(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return create(*args, **kwargs)
+
+    monkeypatch.setattr(h5py.Group, "create_dataset", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ckpt.save(path, ident, small_state(4, -0.4, 4.0))
+    monkeypatch.undo()
+    fresh = small_state(0, 0.0, 0.0)
+    back = ckpt.load(path, ident, fresh.amplitudes)
+    assert back.cycle == 4 and back.e_corr == -0.4
+    assert not list(tmp_path.glob(".cc.ckpt.*.tmp"))
+
+
 def test_checkpoint_holds_the_scf_and_segment_blocks_read_back_at_any_tiling(tmp_path):
     """Stored: one block per spin and irrep segment of each index, canonical and non-zero only
     (fewer numbers than the dense t2), and the SCF solution; read back into another tiling."""

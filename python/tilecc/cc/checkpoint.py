@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecc.files import replaced_atomically
+from tilecc.files import interrupts_held, replaced_atomically
 from tilecc.tensor import Tensor
 
 FORMAT = 3
@@ -149,7 +149,7 @@ def save(path: Path, ident: dict[str, Any], state: State, *, write: bool = True)
         )
     if not write:
         return
-    with replaced_atomically(path, "w+b") as f, h5py.File(f, "w") as h5:
+    with interrupts_held(), replaced_atomically(path, "w+b") as f, h5py.File(f, "w") as h5:
         h5.attrs["format"] = FORMAT
         h5.attrs["identity"] = json.dumps(ident)
         h5.attrs["cycle"] = state.cycle
