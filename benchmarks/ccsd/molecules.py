@@ -45,6 +45,24 @@ METHANOL = [
     "H 0.861794 -1.046179 0.120000",
 ]
 
+# Uracil, planar (Cs): the nucleobase library of the Atomes program (github.com/Slookeur/Atomes,
+# library/molecules/Nucleobases/uracil.sml), rotated into its plane (it lay 6.5e-5 Å rms out of
+# it).
+URACIL = [
+    "C -1.352134 0.420542 0.000000",
+    "C -0.384126 1.360908 0.000000",
+    "C 1.375043 -0.362754 0.000000",
+    "C -1.025417 -1.008384 0.000000",
+    "H -0.606114 2.436421 0.000000",
+    "H 1.671076 1.715755 0.000000",
+    "H 0.645255 -2.315629 0.000000",
+    "H -2.413017 0.693331 0.000000",
+    "O 2.565626 -0.650802 0.000000",
+    "O -1.814272 -1.938890 0.000000",
+    "N 0.973453 1.006531 0.000000",
+    "N 0.364629 -1.357029 0.000000",
+]
+
 # Radicals and a triplet (experimental geometries, NIST CCCBDB).
 NITRIC_OXIDE = ["N 0.0 0.0 0.0", "O 0.0 0.0 1.1508"]
 HYDROXYL = ["O 0.0 0.0 0.0", "H 0.0 0.0 0.9697"]
@@ -54,6 +72,7 @@ CASES = {
     "h2o/cc-pvtz": Case("cc-pvtz", WATER),
     "n2/cc-pvtz": Case("cc-pvtz", NITROGEN),
     "benzene/cc-pvdz": Case("cc-pvdz", BENZENE),
+    "uracil/cc-pvdz (Cs)": Case("cc-pvdz", URACIL),
     "methanol/cc-pvdz (C1)": Case("cc-pvdz", METHANOL),
     "NO/cc-pvtz UHF": Case("cc-pvtz", NITRIC_OXIDE, spin=1, reference="uhf"),
     "OH/cc-pvtz UHF": Case("cc-pvtz", HYDROXYL, spin=1, reference="uhf"),

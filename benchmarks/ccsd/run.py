@@ -2,7 +2,7 @@
 """Whole CCSD(T) jobs: tilecc against PySCF and Psi4 on the same molecules, threads and machine.
 
     bash benchmarks/ccsd/setup.sh            # once: installs Psi4 (Debian package)
-    python benchmarks/ccsd/run.py [--json PATH] [--quick | --open-shell] [--threads N]
+    python benchmarks/ccsd/run.py [--json PATH] [--quick | --open-shell] [--cases NAME...] [--threads N]
 
 Every job runs in its own process under GNU time (peak memory); the table ends with the time
 ratios tilecc/PySCF and tilecc/Psi4 for the whole job and per phase, and tilecc's executed-flop
@@ -70,10 +70,15 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--open-shell", action="store_true", help="the UHF and ROHF cases only")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--cases", nargs="+", help="only the cases whose names start with these (e.g. uracil)"
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
     console = Console()
     cases = QUICK if args.quick else OPEN_SHELL if args.open_shell else CASES
+    if args.cases:
+        cases = {k: v for k, v in cases.items() if k.startswith(tuple(args.cases))}
     # The rate the hardware allows: tilecc's executed-flop rates are printed against it.
     dgemm = measure.dgemm_gflops(args.threads)
     table = Table(title=f"CCSD(T), frozen core, {args.threads} threads: whole job")
