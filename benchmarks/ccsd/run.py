@@ -2,7 +2,8 @@
 """Whole CCSD(T) jobs: tilecc against PySCF and Psi4 on the same molecules, threads and machine.
 
     bash benchmarks/ccsd/setup.sh            # once: installs Psi4 (Debian package)
-    python benchmarks/ccsd/run.py [--json PATH] [--quick | --open-shell] [--cases NAME...] [--threads N]
+    python benchmarks/ccsd/run.py [--json PATH] [--quick | --open-shell] [--cases NAME...]
+                                  [--threads N]
 
 Every job runs in its own process under GNU time (peak memory); the table ends with the time
 ratios tilecc/PySCF and tilecc/Psi4 for the whole job and per phase, and tilecc's executed-flop
