@@ -52,10 +52,18 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
 def _job_options(args: argparse.Namespace, plan_only: bool, simulate: Any = None) -> RunOptions:
     from tilecc.run import RunOptions
 
+    if args.qcschema is not None:
+        return _qcschema_options(args, plan_only, simulate)
+    if args.molecule is None:
+        raise ValueError(
+            "no molecule given: name an XYZ file, or a QCSchema input with --qcschema."
+        )
+    if args.basis is None:
+        raise ValueError("no basis set given: add --basis NAME (e.g. --basis cc-pvdz).")
     return RunOptions(
         molecule=args.molecule,
         basis=args.basis,
-        method=args.method.lower(),
+        method=args.method or "ccsd",
         charge=args.charge,
         spin=args.spin,
         reference=args.reference,
@@ -85,6 +93,34 @@ def _job_options(args: argparse.Namespace, plan_only: bool, simulate: Any = None
         simulate=simulate,
         store_chosen=args.store is not None,
     )
+
+
+def _qcschema_options(args: argparse.Namespace, plan_only: bool, simulate: Any) -> RunOptions:
+    """A job from a QCSchema AtomicInput: its molecule, basis, method and keywords; the other
+    options (threads, runtime, output files) from the command line."""
+    import dataclasses
+
+    from tilecc import qcschema
+
+    given = {
+        "MOLECULE": args.molecule,
+        "--basis": args.basis,
+        "--method": args.method,
+        "--charge": args.charge,
+        "--spin": args.spin,
+        "--bohr": args.bohr or None,
+    }
+    both = [flag for flag, value in given.items() if value is not None]
+    if both:
+        raise ValueError(
+            f"--qcschema gives the molecule, basis, method, charge and spin; leave out "
+            f"{', '.join(both)}."
+        )
+    job = qcschema.read_input(args.qcschema)
+    args.molecule, args.basis, args.method = args.qcschema, job.basis, job.method
+    args.charge, args.spin, args.bohr = job.charge, job.spin, True
+    opts = _job_options(argparse.Namespace(**{**vars(args), "qcschema": None}), plan_only, simulate)
+    return dataclasses.replace(opts, atoms=job.atoms, qcschema=job.schema, **job.keywords)
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
@@ -148,20 +184,26 @@ def _job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "molecule",
         type=Path,
+        nargs="?",
         help="XYZ file (Ångström; --bohr for Bohr); a comment line such as '0 2' or "
         "'charge=0 multiplicity=2' sets the charge and multiplicity",
     )
     p.add_argument(
+        "--qcschema",
+        type=Path,
+        metavar="INPUT.json",
+        help="run the QCSchema AtomicInput in this file (molecule, basis, method and keywords; "
+        "instead of MOLECULE, --basis and --method)",
+    )
+    p.add_argument(
         "--basis",
-        required=True,
         help="basis set known to PySCF (e.g. cc-pvdz; def2-*, LANL2DZ and cc-pVnZ-PP bring "
         "their effective core potentials), or an NWChem-format basis file",
     )
     p.add_argument(
         "--method",
-        default="ccsd",
         type=str.lower,
-        help="ccd, ccsd, ccsd(t) or drccd",
+        help="ccd, ccsd (default), ccsd(t) or drccd",
     )
     p.add_argument(
         "--charge", type=int, default=None, help="default: the XYZ comment line's, else 0"

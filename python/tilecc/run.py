@@ -34,6 +34,7 @@ AVAILABLE = METHODS
 
 @dataclass
 class RunOptions:
+    #: The XYZ file, or the QCSchema input the job came from (then ``atoms`` holds its atoms).
     molecule: Path
     basis: str
     method: str = "ccsd"
@@ -75,6 +76,11 @@ class RunOptions:
     #: The store was not chosen: run in memory, or through disk when the job's plan says it
     #: does not fit in the memory budget.
     store_chosen: bool = True
+    #: The atoms, (symbol, x, y, z), when they come from a QCSchema input rather than an XYZ file.
+    atoms: list[tuple[str, float, float, float]] | None = None
+    #: The QCSchema AtomicInput the job came from (its id, molecule and keywords go into the
+    #: AtomicResult).
+    qcschema: dict[str, Any] | None = None
 
 
 class NotConvergedError(RuntimeError):
@@ -204,6 +210,8 @@ def charge_and_spin(opts: RunOptions) -> tuple[int, int]:
     option that contradicts the file is refused."""
     from tilecc.host.molecule import read_charge_and_multiplicity
 
+    if opts.atoms is not None:  # a QCSchema input: its molecule gives them
+        return opts.charge or 0, opts.spin or 0
     charge, multiplicity = read_charge_and_multiplicity(opts.molecule)
     spin = None if multiplicity is None else multiplicity - 1
     for flag, given, written, what in (
@@ -348,7 +356,8 @@ def show_plan(opts: RunOptions, cc: Any, console: Console) -> dict[str, Any]:
 def run(
     opts: RunOptions, console: Console, interrupted: Callable[[], bool] = lambda: False
 ) -> dict[str, Any]:
-    """Run the job; returns the results written to JSON. Raises ValueError for bad input and
+    """Run the job; returns the results written to JSON (as an AtomicResult's ``extras``; see
+    tilecc.qcschema). Raises ValueError for bad input and
     NotConvergedError (after writing the results) when the CC iterations did not converge."""
     from tilecc.cc import CCSD, DRCCD, GCCD, IterationRecord
     from tilecc.cc import checkpoint as ckpt
@@ -360,7 +369,7 @@ def run(
     validate(opts)
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    atoms = host.read_xyz(opts.molecule)
+    atoms = opts.atoms if opts.atoms is not None else host.read_xyz(opts.molecule)
     charge, spin = charge_and_spin(opts)
     mol = host.build_molecule(
         atoms,
@@ -627,14 +636,31 @@ def run(
                 highlight=False,
             )
     if opts.json is not None and leader:
-        keep_results(opts.json, results, console)
+        from tilecc import qcschema
+
+        failure = None if cc.converged else not_converged(opts)
+        result = qcschema.atomic_result(
+            mol=mol,
+            mf=mf,
+            cc=cc,
+            method=opts.method,
+            basis=opts.basis,
+            scf_cycles=scf_report.cycles,
+            extras=results,
+            given=opts.qcschema,
+            error=failure,
+        )
+        keep_results(opts.json, result, console)
     if cc.converged:
         for line in final_lines(opts.method, reference, float(mf.e_tot), cc.e_corr, cc.e_t):
             console.print(line, highlight=False)
     if not cc.converged:
-        raise NotConvergedError(
-            f"{opts.method.upper()} did not converge in {opts.max_iter} "
-            f"iterations; the last energies were written. Raise --max-iter or "
-            f"loosen --conv-tol."
-        )
+        raise NotConvergedError(not_converged(opts))
     return results
+
+
+def not_converged(opts: RunOptions) -> str:
+    return (
+        f"{opts.method.upper()} did not converge in {opts.max_iter} iterations; the last "
+        f"energies were written. Raise --max-iter or loosen --conv-tol."
+    )

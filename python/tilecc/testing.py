@@ -3,10 +3,12 @@ spaces and tensors, dense checks of sparsity and symmetry against NumPy, and run
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -112,3 +114,13 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         check=False,
         cwd=cwd,
     )
+
+
+def run_results(source: Path | str) -> dict[str, Any]:
+    """What ``tilecc run --json`` measured: the ``extras`` of the QCSchema AtomicResult it
+    wrote (a file, or the text of one), after checking that it is one."""
+    text = source.read_text() if isinstance(source, Path) else source
+    result = json.loads(text)
+    assert result["schema_name"] == "qcschema_output", result.get("schema_name")
+    assert result["provenance"]["creator"] == "tilecc"
+    return dict(result["extras"])

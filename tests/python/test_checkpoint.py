@@ -3,7 +3,6 @@ energy, a run killed at any moment can be resumed, foreign checkpoints are refus
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 
 from tilecc import Space, Tensor, antisymmetric_pairs
 from tilecc.cc import checkpoint as ckpt
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 
 WATER = str(Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz")
 TIGHT = ["--conv-tol", "1e-12", "--conv-tol-normt", "1e-9"]
@@ -26,7 +25,7 @@ def tilecc(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def energy(path: Path) -> float:
-    return float(json.loads(path.read_text())["e_tot"])
+    return float(run_results(path)["e_tot"])
 
 
 def test_restart_at_another_tile_size_reaches_the_same_energy(tmp_path):
@@ -134,7 +133,7 @@ def test_restart_before_the_first_checkpoint_starts_from_the_beginning(tmp_path)
     )
     assert run.returncode == 0, run.stdout
     assert "starting from the beginning" in " ".join(run.stdout.split())  # however it wraps
-    assert state.is_file() and json.loads(results.read_text())["converged"]
+    assert state.is_file() and run_results(results)["converged"]
 
 
 def small_state(cycle: int, e_corr: float, value: float) -> ckpt.State:

@@ -4,7 +4,6 @@ line, and bad input of each kind ending in one sentence with nothing written."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from pyscf import cc, gto, scf
 from pyscf.data import elements
 
 from tilecc.host.scf import SCFOptions, run_scf
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 
 WATER = "3\n{comment}\nO 0 0 0.1173\nH 0 0.7572 -0.4692\nH 0 -0.7572 -0.4692\n"
 
@@ -57,7 +56,7 @@ def test_linear_open_shell_runs_in_its_d2h_subgroup(tmp_path):
     path = xyz(tmp_path, "2\n0 2\nO 0 0 0\nH 0 0 0.97\n")
     run = run_cli("run", path, "--basis", "cc-pvdz", "--json", str(results), "--conv-tol", "1e-10")
     assert run.returncode == 0, run.stdout
-    mine = json.loads(results.read_text())
+    mine = run_results(results)
     assert mine["point_group"] == "C2v"
     mol = gto.M(atom="O 0 0 0; H 0 0 0.97", basis="cc-pvdz", spin=1, symmetry="C2v", verbose=0)
     mf = scf.UHF(mol).run(conv_tol=1e-10)
@@ -86,7 +85,7 @@ def test_scf_chkfile_starts_from_converged_orbitals(tmp_path):
         str(results),
     )
     assert run.returncode == 0, run.stdout
-    mine = json.loads(results.read_text())
+    mine = run_results(results)
     assert mine["scf"]["cycles"] <= 3 and mine["e_scf"] == pytest.approx(mf.e_tot, abs=1e-9)
 
 
@@ -97,7 +96,7 @@ def test_ecp_basis_brings_its_core_potential(tmp_path):
     path = xyz(tmp_path, "2\nhydrogen iodide\nH 0 0 0\nI 0 0 1.609\n")
     run = run_cli("run", path, "--basis", "def2-svp", "--json", str(results))
     assert run.returncode == 0, run.stdout
-    mine = json.loads(results.read_text())
+    mine = run_results(results)
     mol = gto.M(atom="H 0 0 0; I 0 0 1.609", basis="def2-svp", ecp="def2-svp", verbose=0)
     mf = scf.RHF(mol).run(conv_tol=1e-10)
     assert mine["ecp"] == ["I"]
@@ -110,7 +109,7 @@ def test_a_comment_line_of_text_is_ignored(tmp_path):
     path = xyz(tmp_path, WATER.format(comment="water, 2 conformers at 1 angstrom"))
     run = run_cli("run", path, "--basis", "sto-3g", "--json", str(results))
     assert run.returncode == 0, run.stdout
-    assert json.loads(results.read_text())["charge"] == 0
+    assert run_results(results)["charge"] == 0
 
 
 @pytest.mark.parametrize("comment", ["1 2", "charge=1 multiplicity=2"])
@@ -119,7 +118,7 @@ def test_charge_and_multiplicity_from_the_comment_line(tmp_path, comment):
     path = xyz(tmp_path, WATER.format(comment=comment))
     run = run_cli("run", path, "--basis", "sto-3g", "--json", str(results))
     assert run.returncode == 0, run.stdout
-    mine = json.loads(results.read_text())
+    mine = run_results(results)
     assert (mine["charge"], mine["spin"], mine["reference"]) == (1, 1, "uhf")
 
 

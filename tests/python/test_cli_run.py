@@ -3,14 +3,13 @@ ending in one sentence and a non-zero exit code."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from pyscf import cc, gto, scf
 
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 
 WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
 
@@ -25,7 +24,7 @@ def run_water(tmp_path: Path, method: str, *options: str) -> dict:
         "run", str(WATER), "--basis", "6-31g", "--method", method, *options, "--json", str(out)
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    return json.loads(out.read_text())
+    return run_results(out)
 
 
 def water_rhf():
@@ -78,7 +77,7 @@ def test_a_run_ends_with_lines_a_chemist_greps_for(tmp_path):
         "run", str(WATER), "--basis", "6-31g", "--method", "ccsd(t)", "--json", str(results)
     )
     assert run.returncode == 0, run.stdout
-    data = json.loads(results.read_text())
+    data = run_results(results)
     lines = {
         k.strip(): v for k, _, v in (line.partition(" = ") for line in run.stdout.splitlines()) if v
     }
@@ -112,7 +111,7 @@ def test_non_convergence_is_reported_and_results_kept(tmp_path):
     run = tilecc("run", str(WATER), "--basis", "sto-3g", "--max-iter", "2", "--json", str(out))
     assert run.returncode == 3
     assert "did not converge in 2 iterations" in run.stdout
-    result = json.loads(out.read_text())
+    result = run_results(out)
     assert result["converged"] is False and result["iterations"] == 2
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tilecc.testing import run_results
+
 BIN = Path(sys.executable).parent
 WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
 
@@ -67,7 +69,7 @@ def run_json(tmp_path: Path, name: str, ranks: int, *args: str, **env: str) -> d
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     text = " ".join(proc.stdout.split())
     assert text.count("normal termination") == 1  # rank 0 alone prints
-    return json.loads(results.read_text())
+    return run_results(results)
 
 
 @pytest.fixture(scope="module")

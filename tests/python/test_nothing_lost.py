@@ -21,7 +21,7 @@ from pyscf import gto, scf
 import tilecc
 from tilecc import files
 from tilecc.cc import checkpoint as ckpt
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 
 WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
 QUICK = ["--basis", "sto-3g"]
@@ -77,13 +77,13 @@ def test_a_symlinked_output_is_written_through(molecule, tmp_path):
     target.write_text("old")
     link.symlink_to(target)
     assert run_cli("run", str(molecule), *QUICK, "--json", str(link)).returncode == 0
-    assert link.is_symlink() and json.loads(target.read_text())["converged"]
+    assert link.is_symlink() and run_results(target)["converged"]
 
 
 def test_json_to_standard_output_and_devices(molecule):
     run = run_cli("run", str(molecule), *QUICK, "--json", "-")
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout)["converged"]  # the log went to standard error
+    assert run_results(run.stdout)["converged"]  # the log went to standard error
     assert not Path("-").exists()
     assert run_cli("run", str(molecule), *QUICK, "--json", os.devnull).returncode == 0
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
@@ -190,7 +190,7 @@ def test_brackets_in_a_path_are_not_markup(molecule, tmp_path):
     out = tmp_path / "[red]x[not-a-tag].json"
     run = run_cli("run", str(molecule), *QUICK, "--json", str(out))
     assert run.returncode == 0, run.stdout
-    assert json.loads(out.read_text())["converged"]
+    assert run_results(out)["converged"]
 
 
 def test_deeply_nested_json_is_one_sentence(tmp_path):
@@ -283,7 +283,7 @@ def test_restart_at_another_tile_keeps_diis_and_a_converged_run_does_not_iterate
     second = run_cli("run", str(molecule), *QUICK, "--tile", "16", "--checkpoint", str(state),
                      "--restart", "--json", str(resumed))  # fmt: skip
     assert second.returncode == 0, second.stdout
-    a, b = json.loads(straight.read_text()), json.loads(resumed.read_text())
+    a, b = run_results(straight), run_results(resumed)
     assert b["iterations"] == a["iterations"]  # DIIS went on where it stopped
     assert b["e_tot"] == pytest.approx(a["e_tot"], abs=1e-10)
     # Converged: a restart for (T) (killed there, say) goes straight on.

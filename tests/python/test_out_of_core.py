@@ -6,7 +6,6 @@ with one sentence."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pyscf import gto, scf
 import tilecc
 from tilecc.staging import SCHEDULES, BlockHypergraph, lru_io, staging
 from tilecc.staging.figures import FIGURE_MEMORY, figure_instance
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "molecules"
 
@@ -181,7 +180,7 @@ def test_the_cli_runs_out_of_core_and_reports_its_io(tmp_path):
         "--scratch", str(scratch), "--keep-scratch", "--json", str(results),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    io = json.loads(results.read_text())["io"]
+    io = run_results(results)["io"]
     assert io["schedule"] == "two-level"
     # Summed over the job's contractions, each one's read-once bound; blocks that stay in memory
     # from one contraction to the next are not read again, so a job may move less.
@@ -204,7 +203,7 @@ def test_a_job_over_its_budget_goes_out_of_core_by_itself(tmp_path):
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         text = " ".join(proc.stdout.split())
         assert ("runs out of core (--store disk, two-level staging)" in text) == (name == "out")
-        results = json.loads(out.read_text())
+        results = run_results(out)
         energies[name] = results["e_corr"]
         if name == "out":
             assert results["io"]["schedule"] == "two-level" and results["io"]["bytes_read"] > 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tilecc
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 
 WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
 JOB = ["--basis", "cc-pvdz", "--threads", "1"]
@@ -25,7 +25,7 @@ def planned_and_run(tmp_path_factory):
     assert "peak memory" in text and "in core" in text
     proc = run_cli("run", str(WATER), *JOB, "--json", str(run))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return json.loads(plan.read_text()), json.loads(run.read_text())
+    return json.loads(plan.read_text()), run_results(run)
 
 
 def test_the_plan_predicts_the_runs_peak_memory(planned_and_run):

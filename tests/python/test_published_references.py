@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 
 REFERENCE = Path(__file__).parents[1] / "reference"
 CASES: list[dict[str, Any]] = json.loads((REFERENCE / "published_energies.json").read_text())[
@@ -80,7 +80,7 @@ def test_published_energy(case, tmp_path):
     results = tmp_path / "results.json"
     run = run_cli("run", str(molecule), *unit_args, *args, *TIGHT, "--json", str(results))
     assert run.returncode == 0, run.stdout + run.stderr
-    mine = json.loads(results.read_text())
+    mine = run_results(results)
     mine["e_corr_t"] = mine["e_corr"] + (mine["e_t"] or 0.0)
     tolerance = case["tolerance"]
     if "nuclear_repulsion" in case:

@@ -15,7 +15,7 @@ from pyscf import gto, scf
 import tilecc
 from tilecc import _core, wisdom
 from tilecc.cc import GCCSD, RCCSD
-from tilecc.testing import run_cli
+from tilecc.testing import run_cli, run_results
 from tilecc.trace import PHASES, read_trace
 
 WATER = Path(__file__).parents[2] / "examples" / "molecules" / "water.xyz"
@@ -194,7 +194,7 @@ def test_cli_trace_and_report(tmp_path):
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "where the time went" in run.stdout
-    runtime = json.loads(out.read_text())["runtime"]
+    runtime = run_results(out)["runtime"]
     assert runtime["policy"] == "buckets" and runtime["refine"] is False
     assert {"compute", "permute", "scheduling", "idle", "inspector"} <= set(runtime["total"])
     report = run_cli("report", str(trace), "--png", str(png))
