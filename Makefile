@@ -1,6 +1,7 @@
 # The two commands of the README's Quick start, and the steps they are made of.
 #   make demo   set up .venv, build and install tilecc, run the demonstration
 #   make test   set up .venv with the test tools, lint, run the C++ and Python test suites
+#   make docs   build the documentation site (MkDocs) into build/site, warnings as errors
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -9,7 +10,7 @@ SOURCES := $(shell find include src python CMakeLists.txt pyproject.toml -type f
              \( -name '*.hpp' -o -name '*.cpp' -o -name '*.py' -o -name '*.txt' -o -name '*.toml' \) 2>/dev/null)
 CXX_SOURCES := $(shell find include src python/bindings tests/cpp -name '*.hpp' -o -name '*.cpp' 2>/dev/null)
 
-.PHONY: demo test lint test-cpp test-cpp-sanitized test-python bench clean
+.PHONY: demo docs test lint test-cpp test-cpp-sanitized test-python bench clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +27,12 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/tilecc info
 	$(VENV)/bin/tilecc run examples/molecules/water.xyz --basis cc-pvdz --method "ccsd(t)"
 
+docs: $(VENV)/.installed
+	$(VENV)/bin/mkdocs build --strict --quiet
+
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check python tests benchmarks examples
-	$(VENV)/bin/ruff format --check python tests benchmarks examples
+	$(VENV)/bin/ruff check python tests benchmarks examples tools
+	$(VENV)/bin/ruff format --check python tests benchmarks examples tools
 	$(VENV)/bin/mypy
 	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 

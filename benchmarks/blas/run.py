@@ -46,7 +46,7 @@ def configurations() -> list[tuple[str, str, dict[str, str]]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--n", type=int, default=3072)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()

@@ -67,7 +67,7 @@ def run_job(script: str, case: Case, xyz: Path, threads: int, timeout: float) ->
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--open-shell", action="store_true", help="the UHF and ROHF cases only")
     parser.add_argument("--threads", type=int, default=2)

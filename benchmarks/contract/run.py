@@ -55,7 +55,7 @@ def metadata() -> dict[str, object]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path, help="write JSON-lines records here")
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

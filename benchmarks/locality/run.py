@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -100,7 +99,7 @@ def hypergraph(k: int) -> BlockHypergraph:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--k", type=int, nargs="+", default=list(range(1, 17)))
     parser.add_argument("--ranks", type=int, nargs="+", default=[8, 32, 64])
     args = parser.parse_args()

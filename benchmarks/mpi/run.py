@@ -70,7 +70,7 @@ def layout_table(workload: str) -> Table:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--workload", choices=["ccsd", "ccd"], default="ccsd")
     args = parser.parse_args()

@@ -99,7 +99,7 @@ def rows(title: str, records: list[dict], budget: int) -> Table:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--scale", type=float, default=0.5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ccsd", action="store_true")

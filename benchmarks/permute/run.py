@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 from rich.console import Console
@@ -23,7 +22,7 @@ PERMUTATIONS = [(1, 0, 2, 3), (0, 1, 3, 2), (2, 3, 0, 1), (0, 2, 1, 3), (3, 2, 1
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     console = Console()

@@ -292,7 +292,7 @@ def targets(results: list[Result], console: Console) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path, help="write JSON-lines records here")
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--tiles", type=int, nargs="+", default=[8, 16, 32, 64])
     parser.add_argument("--scale", type=int, default=4, help="divide paper 004's segments by this")
     parser.add_argument("--repeats", type=int, default=2, help="refined iterations timed per round")

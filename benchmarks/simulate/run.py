@@ -65,7 +65,7 @@ def ccsd_works(threads: int) -> list[Work]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument(
         "--policies", nargs="+", default=["tce", "counter", "static-block", "static-lpt"]
     )

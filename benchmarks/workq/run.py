@@ -53,7 +53,7 @@ def run(workload: str, tile: int, n: int, depth: int, latency: float, gbps: floa
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--json", type=Path)
+    measure.add_results_option(parser, __file__)
     parser.add_argument("--latency-us", type=float, default=20.0)
     parser.add_argument("--gbps", type=float, default=0.0, help="0: unlimited bandwidth")
     parser.add_argument("--depth", type=int, default=8)

@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tilecc import _core
+from tilecc import _core, log
+from tilecc.log import LOGGER
 from tilecc.options import MAX_THREADS, RuntimeOptions, add_arguments, whole_number
 
 if TYPE_CHECKING:
@@ -129,10 +130,10 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     try:
         run(_job_options(args, False), console, interrupted=_interrupted.is_set)
     except ResultsNotWrittenError as exc:
-        console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        LOGGER.error(f"[red]tilecc: {escape(str(exc))}[/red]")
         return 4
     except NotConvergedError as exc:
-        console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        LOGGER.error(f"[red]tilecc: {escape(str(exc))}[/red]")
         return 3
     return 0
 
@@ -295,10 +296,23 @@ def _job_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         help="write a Chrome/Perfetto trace of every contraction here (gzipped if it ends in .gz)",
     )
-    p.add_argument(
+    output.add_argument(
         "--timings",
         action="store_true",
         help="print where the runtime's time went, per contraction (always in --json)",
+    )
+    output.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write the log to this file as well (plain text)",
+    )
+    output.add_argument(
+        "-v", "--verbose", action="store_true", help="more detail: the runtime's decomposition"
+    )
+    output.add_argument(
+        "-q", "--quiet", action="store_true", help="only the final energies, warnings and errors"
     )
 
 
@@ -384,11 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     def show(message: Warning | str, *_: object, **__: object) -> None:
-        console.print(
-            f"[yellow]tilecc: warning: {escape(str(message))}[/yellow]",
-            highlight=False,
-            soft_wrap=True,
-        )
+        LOGGER.warning(f"[yellow]tilecc: warning: {escape(str(message))}[/yellow]")
 
     warnings.showwarning = show
 
@@ -398,17 +408,51 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, interrupt)
     try:
+        level = log.level_of(getattr(args, "verbose", False), getattr(args, "quiet", False))
+        output = _log_file(args)
+        with log.logging_to(console, level, output):
+            return _handle(args, console)
+    except ValueError as exc:  # the log's own options
+        console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        return 2
+
+
+def _log_file(args: argparse.Namespace) -> Path | None:
+    """The -o file, refused before it is opened (and emptied) if it is an input or another
+    output."""
+    output: Path | None = getattr(args, "output", None)
+    if output is not None:
+        from tilecc.files import check_outputs
+
+        check_outputs(
+            {
+                "molecule file": args.molecule,
+                "QCSchema input": args.qcschema,
+                "SCF chkfile": args.scf_chkfile,
+            },
+            {
+                "log file": output,
+                "JSON results file": args.json,
+                "trace file": args.trace,
+                "checkpoint": args.checkpoint,
+            },
+        )
+    return output
+
+
+def _handle(args: argparse.Namespace, console: Console) -> int:
+    """The command's handler, its bad input and interruptions ended in one sentence."""
+    try:
         code = int(args.handler(args, console))
         if _interrupted.is_set():  # Python swallowed the KeyboardInterrupt, and the job finished
             raise KeyboardInterrupt
         return code
     except (ValueError, MemoryError, OSError) as exc:
-        console.print(f"[red]tilecc: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        LOGGER.error(f"[red]tilecc: {escape(str(exc))}[/red]")
         return 2
     except KeyboardInterrupt:
-        console.print(
-            "[red]tilecc: interrupted; the last checkpoint written, if any, is intact.[/red]",
-            highlight=False,
+        LOGGER.error(
+            "[red]tilecc: interrupted; the last checkpoint written, if any, is intact.[/red]"
         )
         return 130
 

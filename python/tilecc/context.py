@@ -24,6 +24,7 @@ from tilecc.staging import BlockHypergraph, staging
 from tilecc.trace import (
     Decomposition,
     Inspection,
+    Span,
     TraceRecorder,
     proportional_shares,
     split_run,
@@ -631,6 +632,22 @@ class Context:
         """(scale, seconds of overhead per task) the cost model's predictions are corrected by."""
         c = self._runtime.correction
         return float(c.scale), float(c.overhead)
+
+    @contextmanager
+    def span(self, name: str) -> Iterator[None]:
+        """Mark a phase of the job (the integrals, an iteration, (T)) on the trace's job row;
+        nothing when the context keeps no trace."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add_span(name, start, time.perf_counter() - start)
+
+    def add_span(self, name: str, start: float, seconds: float) -> None:
+        """A phase of the job that ran from ``start`` (time.perf_counter()) for ``seconds``,
+        such as the SCF before the context existed."""
+        if self._recorder is not None:
+            self._recorder.add_span(Span(name, start, seconds))
 
     def write_trace(self, path: str | os.PathLike[str]) -> None:
         """Write the Chrome/Perfetto trace of every contraction run so far (needs trace=True).

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import runpy
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -44,10 +46,25 @@ def _commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
+def add_results_option(parser: argparse.ArgumentParser, script: str) -> None:
+    """``--json PATH``: where a benchmark appends its records, by default its file in
+    ``benchmarks/results/`` (``benchmarks/NAME/run.py`` appends to ``results/NAME.jsonl``)."""
+    here = Path(script).resolve().parent
+    default = here.parent / "results" / f"{here.name}.jsonl"
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=default,
+        help=f"append the JSON-lines records here (default: benchmarks/results/{here.name}.jsonl)",
+    )
+
+
 def write_json_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """Append benchmark records to ``path``, one JSON object per line, each with what it was
     measured on (date, commit, machine and BLAS: wisdom.machine_key). The file is rewritten
-    atomically, old lines first: an interrupted benchmark never leaves a truncated file."""
+    atomically, old lines first: an interrupted benchmark never leaves a truncated file. In
+    ``benchmarks/results/``, the table of the latest results (``benchmarks/RESULTS.md``) is
+    made again from the files."""
     from tilecc import wisdom
 
     stamp = {
@@ -62,6 +79,9 @@ def write_json_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
     with replaced_atomically(path) as f:
         f.write(old)
         f.writelines(json.dumps({**stamp, **r}) + "\n" for r in records)
+    table = path.resolve().parent.parent / "results_table.py"
+    if path.resolve().parent.name == "results" and table.is_file():
+        runpy.run_path(str(table))["write"]()
 
 
 def best_time(fn: Callable[[], object], repeats: int) -> float:

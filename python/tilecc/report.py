@@ -1,8 +1,8 @@
 """``tilecc report TRACE [--png PATH]``: where the time of a traced run went.
 
 Prints the time decomposition (compute, permute, scheduling, idle, inspector) per contraction and
-in total, and each worker's time by phase; with ``--png``, draws a per-worker timeline and a
-load-balance bar chart.
+in total, where the idle time came from (imbalance or gaps), and each worker's time by phase;
+with ``--png``, draws a per-worker timeline and a load-balance bar chart.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def decomposition_table(summary: TraceSummary) -> Table:
 
     def add(name: str, d: Decomposition) -> None:
         values = (d.compute, d.permute, d.transfer, d.scheduling, d.idle, d.inspector, d.total)
-        table.add_row(name, *(f"{1e3 * x:.2f}" for x in values))
+        # Times are measured differences: a rounding below zero is shown as none.
+        table.add_row(name, *(f"{1e3 * max(0.0, x):.2f}" for x in values))
 
     ranked = sorted(summary.per_contraction.items(), key=lambda kv: kv[1].total, reverse=True)
     for name, d in ranked:
@@ -45,8 +46,24 @@ def decomposition_table(summary: TraceSummary) -> Table:
     add("total", total)
     if total.total > 0:
         shares = [100 * x / total.total for x in total.as_dict().values()]
-        table.add_row("share", *(f"{s:.1f}%" for s in shares), "100%")
+        table.add_row("share", *(f"{max(0.0, s):.1f}%" for s in shares), "100%")
     return table
+
+
+def idle_explained(summary: TraceSummary) -> str:
+    """Where the workers' idle time came from: imbalance (out of tasks at a run's end while
+    others finished) or gaps within a run (work left, but the worker was not running it)."""
+    total = summary.idle_at_end + summary.idle_between
+    if total <= 0:
+        return "time without a task: none."
+    return (
+        f"time without a task: {1e3 * total:.2f} worker-ms, "
+        f"{100 * summary.idle_at_end / total:.0f}% at the ends of runs (imbalance: workers out "
+        f"of tasks while others finished; a finer tile, a smaller quantum or another policy "
+        f"helps), {100 * summary.idle_between / total:.0f}% between a worker's tasks (waiting "
+        f"for an earlier contraction of a batch, waking up, or the host's other work; fewer "
+        f"threads than cores helps)."
+    )
 
 
 def worker_table(summary: TraceSummary) -> Table:
@@ -137,6 +154,7 @@ def run(trace: Path, png: Path | None, console: Console) -> None:
     check_outputs({"trace": trace}, {"chart": png})
     summary = read_trace(trace)
     console.print(decomposition_table(summary))
+    console.print(idle_explained(summary), highlight=False)
     console.print(worker_table(summary))
     if png is not None:
         draw(summary, png)

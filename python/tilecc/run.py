@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import tempfile
@@ -23,6 +24,7 @@ from tilecc.cc.solver import check_iteration_options
 from tilecc.context import Context
 from tilecc.files import check_outputs, exclusive_lock, is_special, replaced_atomically
 from tilecc.host.scf import SCFOptions
+from tilecc.log import LOGGER, RESULT, show
 from tilecc.memory import peak_rss_bytes
 from tilecc.options import RuntimeOptions, show_bytes
 from tilecc.trace import Decomposition
@@ -319,7 +321,63 @@ def decomposition_table(ctx: Context, rows: int = 8) -> Table:
     return table
 
 
-def show_plan(opts: RunOptions, cc: Any, console: Console) -> dict[str, Any]:
+def banner(opts: RunOptions) -> str:
+    """Who ran the job, where and with what: the first lines of every log, as Psi4 and NWChem
+    start theirs."""
+    import numpy
+    import pyscf
+
+    from tilecc import _core
+    from tilecc.context import _default_threads
+
+    w = mpi.world()
+    threads = opts.runtime.threads or _default_threads()
+    ranks = (
+        f"{w.size} MPI ranks ({w.ranks_per_node} per {'virtual ' if w.virtual_nodes else ''}node), "
+        if w.size > 1
+        else ""
+    )
+    budget = opts.runtime.memory_budget
+    memory = f"memory budget {show_bytes(budget)}" if budget else "no memory budget"
+    return (
+        f"tilecc {_core.version()} (PySCF {pyscf.__version__}, NumPy {numpy.__version__}, MPI: "
+        f"{escape(w.library)}) on {socket.gethostname()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}; {ranks}{threads} threads"
+        f"{' per rank' if ranks else ''}, {memory}"
+    )
+
+
+def orbital_lines(mf: Any, frozen: int) -> list[str]:
+    """Orbital counts, as a chemist checks them: frozen (the ``frozen`` lowest), active
+    occupied and virtual, in total and per irrep, for each spin of an unrestricted reference."""
+    import numpy as np
+    from pyscf import symm
+
+    mol = mf.mol
+    mo_occ = np.asarray(mf.mo_occ)
+    unrestricted = mo_occ.ndim == 2
+    spins = [("alpha ", mf.mo_coeff[0], mo_occ[0]), ("beta ", mf.mo_coeff[1], mo_occ[1])]
+    names = list(mol.irrep_name) if mol.symmetry else []
+    lines = []
+    for spin, coeff, occ in spins if unrestricted else [("", mf.mo_coeff, mo_occ)]:
+        labels = symm.label_orb_symm(mol, names, mol.symm_orb, coeff) if names else []
+        kinds: dict[str, list[int]] = {"frozen": [], "active occupied": [], "virtual": []}
+        for p in range(len(occ)):
+            kind = "frozen" if p < frozen else "active occupied" if occ[p] > 0 else "virtual"
+            kinds[kind].append(p)
+
+        parts = []
+        for kind, members in kinds.items():
+            found = [labels[p] for p in members] if names else []
+            shown = " ".join(str(found.count(n)) for n in names)
+            parts.append(f"{len(members)} {kind}" + (f" ({shown})" if len(names) > 1 else ""))
+        counts = ", ".join(parts)
+        irreps = f" [{' '.join(names)}]" if len(names) > 1 else ""
+        lines.append(f"{spin}orbitals{irreps}: {counts}")
+    return lines
+
+
+def show_plan(opts: RunOptions, cc: Any) -> dict[str, Any]:
     """``tilecc plan``: print (and with --json, write) what the job will need."""
     from tilecc.cc.planning import plan_job
 
@@ -344,9 +402,9 @@ def show_plan(opts: RunOptions, cc: Any, console: Console) -> dict[str, Any]:
     table.add_row("runs", where)
     if not plan.in_core:
         table.add_row("I/O per iteration", f"{plan.predicted_io_bytes / mb:.1f} MiB")
-    console.print(table)
+    show(table)
     for note in plan.notes:
-        console.print(f"note: {note}", highlight=False)
+        LOGGER.info(f"note: {note}")
     results = plan.as_dict()
     if opts.json is not None and mpi.world().leader:
         write_json_atomically(opts.json, results)
@@ -367,6 +425,7 @@ def run(
     from tilecc.mpi import world
 
     validate(opts)
+    LOGGER.info(banner(opts))
     timings: dict[str, float] = {}
     start = time.perf_counter()
     atoms = opts.atoms if opts.atoms is not None else host.read_xyz(opts.molecule)
@@ -396,21 +455,21 @@ def run(
         )
     restart = opts.restart
     if restart and opts.checkpoint is not None and not opts.checkpoint.exists():
-        console.print(
-            f"no checkpoint at {escape(str(opts.checkpoint))} yet: starting from the beginning.",
-            highlight=False,
+        LOGGER.info(
+            f"no checkpoint at {escape(str(opts.checkpoint))} yet: starting from the beginning."
         )
         restart = False
     leader = world().leader  # on several ranks, rank 0 alone writes files
     if world().size > 1:
         # A launcher names a rank that dies by its process id: this line maps it to the rank.
         where = mpi.gather(f"{world().rank}: PID {os.getpid()} on {socket.gethostname()}")
-        console.print(f"ranks {', '.join(where)}", highlight=False)
+        LOGGER.info(f"ranks {', '.join(where)}")
     if opts.checkpoint is not None and leader:
         # Refused now rather than after the SCF when another running job writes this checkpoint
         # (the solver holds the lock while it iterates).
         with exclusive_lock(opts.checkpoint, "checkpoint", wait=False):
             pass
+    scf_start = time.perf_counter()
     if restart and opts.checkpoint is not None:
         # The reference is taken from the checkpoint, so that the restart continues on the very
         # orbitals (phases included) its amplitudes belong to.
@@ -419,34 +478,46 @@ def run(
         scf_report = SCFReport(strategy=f"read from the checkpoint {opts.checkpoint}")
     else:
         mf, scf_report = run_scf(mol, reference, scf_options(opts))
+    scf_seconds = time.perf_counter() - scf_start
     timings["scf"] = time.perf_counter() - start
     point_group = mol.groupname if mol.symmetry else "C1 (symmetry off)"
-    console.print(
+    LOGGER.info(
         f"[bold]{escape(opts.molecule.name)}[/bold]: {mol.natm} atoms, {mol.nelectron} "
         f"electrons, {mol.nao} {'Cartesian' if mol.cart else 'spherical'} basis functions "
         f"({escape(opts.basis)}{', with ECP' if mol.ecp else ''}), point group {point_group}, "
-        f"E(nuc) {mol.energy_nuc():.10f} Eh",
-        highlight=False,
+        f"E(nuc) {mol.energy_nuc():.10f} Eh"
     )
     stability = {True: ", stable", False: ", unstable", None: ""}[scf_report.stable]
     cycles = f", {scf_report.cycles} cycles" if scf_report.cycles else ""
-    console.print(
+    LOGGER.info(
         f"{reference.upper()} energy {mf.e_tot:.10f} Eh ({escape(scf_report.strategy)}"
-        f"{cycles}{stability})",
-        highlight=False,
+        f"{cycles}{stability})"
     )
     for note in scf_report.notes:
-        console.print(f"  SCF: {note}", highlight=False)
+        LOGGER.info(f"  SCF: {note}")
 
-    def show(rec: IterationRecord) -> None:
+    mp2_guess = reference in ("rhf", "uhf") and opts.method != "drccd"
+    iterations_shown = False
+
+    def report_iteration(rec: IterationRecord) -> None:
         # A Ctrl-C that Python swallowed (it lands in a weakref callback now and then) still
         # stops the job, at the next iteration.
         if interrupted():
             raise KeyboardInterrupt
-        console.print(
+        nonlocal iterations_shown
+        first_guess = cc.e_first_guess  # cc: the solver below, iterating
+        if rec.cycle == 1 and first_guess is not None and mp2_guess:
+            # The first-guess amplitudes are MP2's on canonical orbitals: its energy comes free.
+            LOGGER.info(
+                f"MP2 correlation energy = {first_guess:.12f}, MP2 total energy = "
+                f"{mf.e_tot + first_guess:.12f}"
+            )
+        if not iterations_shown:
+            LOGGER.info("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time")
+            iterations_shown = True
+        LOGGER.info(
             f"  {rec.cycle:3d}  {rec.e_corr:+.12f}  {rec.delta_e:+.3e}  "
-            f"{rec.residual_norm:.3e}  {rec.seconds:6.2f} s",
-            highlight=False,
+            f"{rec.residual_norm:.3e}  {rec.seconds:6.2f} s"
         )
 
     # CCSD and CCSD(T) take the spin-adapted path for RHF references, spin orbitals otherwise.
@@ -459,7 +530,10 @@ def run(
     if reference == "rohf" and (opts.method == "ccsd(t)" or opts.semicanonical):
         # The standard ROHF-CCSD(T): CCSD and (T) on the semicanonical orbitals.
         extra["semicanonical"] = True
-        console.print(f"{opts.method.upper()} on semicanonical ROHF orbitals", highlight=False)
+        LOGGER.info(f"{opts.method.upper()} on semicanonical ROHF orbitals")
+
+    for line in orbital_lines(mf, frozen):
+        LOGGER.info(line)
 
     def solver(store: str, memory_budget: int | None) -> Any:
         return kind(
@@ -470,7 +544,7 @@ def run(
             conv_tol=opts.conv_tol,
             conv_tol_normt=opts.conv_tol_normt,
             max_cycle=opts.max_iter,
-            callback=show,
+            callback=report_iteration,
             checkpoint=opts.checkpoint,
             restart=restart,
             policy=opts.runtime.policy,
@@ -490,13 +564,11 @@ def run(
 
     if opts.plan_only:
         # A plan's tensors have no blocks and no budget: the plan weighs them against it.
-        return show_plan(opts, solver("none", None), console)
+        return show_plan(opts, solver("none", None))
     if opts.simulate is not None:
         from tilecc.simulate.command import show_simulation
 
-        return show_simulation(
-            solver("none", None), opts.simulate, opts.runtime, opts.json, console
-        )
+        return show_simulation(solver("none", None), opts.simulate, opts.runtime, opts.json)
     store, budget = opts.runtime.store, opts.runtime.memory_budget
     if not opts.store_chosen and world().size == 1:
         from tilecc.cc.planning import plan_job
@@ -504,14 +576,14 @@ def run(
         plan = plan_job(solver("none", None), budget, opts.runtime.staging)
         if not plan.in_core:
             store, budget = "disk", plan.memory_budget_bytes
-            console.print(
+            LOGGER.info(
                 f"the job needs {show_bytes(plan.allocated_bytes)}, more than its memory budget "
                 f"of {show_bytes(budget)}: it runs out of core (--store disk, "
-                f"{opts.runtime.staging} staging).",
-                highlight=False,
+                f"{opts.runtime.staging} staging)."
             )
     cc = solver(store, budget)
-    console.print("  cycle  E(corr) / Eh        ΔE / Eh     |Δt|        time", style="dim")
+    # The SCF ran before the solver's context existed: its span goes onto the trace now.
+    cc.context.add_span("SCF", scf_start, scf_seconds)
     cc_start = time.perf_counter()
     with warnings.catch_warnings():
         # Reported below, as a result; every other warning (wisdom, SCF) reaches the user.
@@ -521,21 +593,33 @@ def run(
     timings["inspector"] = cc.context.stats.inspector_seconds
     if opts.method == "ccsd(t)" and cc.converged:
         t_start = time.perf_counter()
+        # A bar on a terminal; a line per tenth of the work in the log file and in a log
+        # that is not a terminal (the terminal's handler drops the lines its bar shows).
         with Progress(
             TextColumn("  (T)"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("occupied chunk triples"),
+            TextColumn("first occupied indices"),
             TimeElapsedColumn(),
             console=console,
             transient=False,
+            disable=not (console.is_terminal and LOGGER.isEnabledFor(logging.INFO)),
         ) as bar:
             task = bar.add_task("(T)", total=None)
+            tenths = 0
 
             def advance(done: int, total: int) -> None:
+                nonlocal tenths
                 if interrupted():
                     raise KeyboardInterrupt
                 bar.update(task, completed=done, total=total)
+                if 10 * done // total > tenths:
+                    tenths = 10 * done // total
+                    LOGGER.info(
+                        f"  (T) {done}/{total} first occupied indices, "
+                        f"{time.perf_counter() - t_start:.1f} s",
+                        extra={"progress": True},
+                    )
 
             cc.ccsd_t(progress=advance)
         timings["triples"] = time.perf_counter() - t_start
@@ -612,28 +696,26 @@ def run(
         "time: SCF / CC / inspector",
         f"{timings['scf']:.2f} / {timings['cc']:.2f} / {timings['inspector']:.3f} s",
     )
-    console.print(table)
+    show(table)
     if getattr(cc, "t1", None) is not None:
         from tilecc.cc import diagnostics
 
         found = diagnostics.diagnostics(cc.t1, cc.t2, mf)
         results["diagnostics"] = found.as_dict()
         for line in diagnostics.lines(found):
-            console.print(line, highlight=False, soft_wrap=True)
+            LOGGER.info(line)
     if opts.timings:
-        console.print(decomposition_table(cc.context))
+        show(decomposition_table(cc.context))
+    else:
+        show(decomposition_table(cc.context), logging.DEBUG)
     if opts.trace is not None:
         try:
             cc.context.write_trace(opts.trace)  # every rank gives its part; rank 0 writes
-            console.print(
-                f"trace written to {escape(str(opts.trace))} (open it in ui.perfetto.dev)",
-                highlight=False,
-            )
+            LOGGER.info(f"trace written to {escape(str(opts.trace))} (open it in ui.perfetto.dev)")
         except OSError as exc:
-            console.print(
+            LOGGER.error(
                 f"[red]tilecc: cannot write the trace {escape(str(opts.trace))} "
-                f"({escape(exc.strerror or str(exc))}); the results are kept.[/red]",
-                highlight=False,
+                f"({escape(exc.strerror or str(exc))}); the results are kept.[/red]"
             )
     if opts.json is not None and leader:
         from tilecc import qcschema
@@ -653,7 +735,7 @@ def run(
         keep_results(opts.json, result, console)
     if cc.converged:
         for line in final_lines(opts.method, reference, float(mf.e_tot), cc.e_corr, cc.e_t):
-            console.print(line, highlight=False)
+            LOGGER.log(RESULT, line)
     if not cc.converged:
         raise NotConvergedError(not_converged(opts))
     return results

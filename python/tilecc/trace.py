@@ -36,6 +36,8 @@ from tilecc.files import read_text_input, replaced_atomically
 PHASES: tuple[str, ...] = tuple(_core.phase_names())
 #: The row of a trace beside the workers': one slice per run.
 RUNS_ROW = 10_000
+#: The trace's row of the job's phases (SCF, integrals, each iteration, (T)), above the rest.
+JOB_ROW = 10_001
 
 
 @dataclass
@@ -139,6 +141,15 @@ class Inspection:
 
 
 @dataclass
+class Span:
+    """One phase of the job (the SCF, the integrals, an iteration, (T)), as a trace shows it."""
+
+    name: str
+    start: float  # time.perf_counter(), the clock the core's slices use
+    seconds: float
+
+
+@dataclass
 class TraceRecorder:
     """Collects the phase slices of every contraction run of a Context, and writes them as a
     Chrome trace."""
@@ -147,6 +158,7 @@ class TraceRecorder:
     threads: int
     runs: list[_Run] = field(default_factory=list)
     inspections: list[Inspection] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
 
     def add_run(self, names: list[str], run: Any, events: dict[str, np.ndarray]) -> None:
         """One run (a ``_core.RunStats``) of the contractions ``names`` (run together); phase
@@ -166,6 +178,9 @@ class TraceRecorder:
 
     def add_inspection(self, inspection: Inspection) -> None:
         self.inspections.append(inspection)
+
+    def add_span(self, span: Span) -> None:
+        self.spans.append(span)
 
     def write(self, path: Path, ranks: list[TraceRecorder] | None = None) -> None:
         """Write the trace atomically, one event per line; gzipped when the name ends in
@@ -202,6 +217,7 @@ def _events(recorders: list[TraceRecorder]) -> Iterable[dict[str, Any]]:
     batch has the same run number on every rank (the ranks run the same batches)."""
     starts = [r.start for rec in recorders for r in rec.runs]
     starts += [i.start for rec in recorders for i in rec.inspections]
+    starts += [s.start for rec in recorders for s in rec.spans]
     origin = min(starts, default=0.0)
     total_workers = sum(rec.threads for rec in recorders)
 
@@ -228,6 +244,23 @@ def _events(recorders: list[TraceRecorder]) -> Iterable[dict[str, Any]]:
             "name": "thread_name",
             "args": {"name": "contractions"},
         }
+        yield {
+            "ph": "M",
+            "pid": pid,
+            "tid": JOB_ROW,
+            "name": "thread_name",
+            "args": {"name": "job"},
+        }
+        for span in rec.spans:
+            yield {
+                "ph": "X",
+                "pid": pid,
+                "tid": JOB_ROW,
+                "name": span.name,
+                "cat": "job",
+                "ts": us(span.start),
+                "dur": round(span.seconds * 1e6, 3),
+            }
         for index, r in enumerate(rec.runs):
             yield {
                 "ph": "X",
@@ -290,6 +323,13 @@ class TraceSummary:
     per_worker: dict[int, dict[str, float]]  # worker -> phase -> seconds
     slices: list[tuple[int, str, float, float]]  # worker, phase, start, duration (seconds)
     ranks: int = 1  # worker w ran on rank w // (threads // ranks)
+    #: Idle worker-seconds after a worker's last working slice of a run (not ``wait``), until the
+    #: run ended: it had no task left while others finished theirs (imbalance).
+    idle_at_end: float = 0.0
+    #: The rest of the idle worker-seconds, between a worker's working slices of a run (and
+    #: before its first): waiting for an earlier contraction of a batch, waking up, or the
+    #: host's other work.
+    idle_between: float = 0.0
 
     @property
     def total(self) -> Decomposition:
@@ -340,6 +380,8 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
     }
     slices: list[tuple[int, str, float, float]] = []
     inspector: dict[str, float] = {}
+    windows: dict[int, tuple[float, float]] = {}  # run -> (start, end), over the ranks
+    busy: dict[tuple[int, int], tuple[float, float]] = {}  # (run, worker) -> (seconds, last end)
     for e in events:
         if e.get("ph") != "X":
             continue
@@ -349,6 +391,9 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
         if cat == "run":
             run_names[e["args"]["run"]] = list(e["args"]["contractions"])
             run_workers[e["args"]["run"]] = int(e["args"]["workers"])
+            start = float(e["ts"]) * 1e-6
+            low, high = windows.get(e["args"]["run"], (start, start + dur))
+            windows[e["args"]["run"]] = (min(low, start), max(high, start + dur))
         elif cat == "phase":
             run, segment = e["args"]["run"], int(e["args"]["segment"])
             per_run_phases.setdefault(run, dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
@@ -359,6 +404,9 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
                 raise ValueError(f"an event's worker {e['tid']!r} is not one of its {threads}")
             per_worker.setdefault(e["tid"], dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
             slices.append((int(e["tid"]), e["name"], float(e["ts"]) * 1e-6, dur))
+            if e["name"] != "wait":  # a worker with no task to run waits
+                seconds, last = busy.get((run, e["tid"]), (0.0, -math.inf))
+                busy[(run, e["tid"])] = (seconds + dur, max(last, float(e["ts"]) * 1e-6 + dur))
         elif cat == "inspector":
             name = e["name"].removeprefix("inspect ")
             inspector[name] = inspector.get(name, 0.0) + float(e["args"]["charged"])
@@ -370,4 +418,19 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
             per_contraction.setdefault(name, Decomposition()).add(part)
     for name, seconds in inspector.items():
         per_contraction.setdefault(name, Decomposition()).inspector += seconds
-    return TraceSummary(threads, policy, per_contraction, per_worker, slices)
+    at_end = between = 0.0
+    for run, (start, end) in windows.items():
+        for worker in range(run_workers.get(run, 0)):
+            seconds, last = busy.get((run, worker), (0.0, start))
+            tail = max(0.0, end - last)
+            at_end += tail
+            between += max(0.0, end - start - seconds - tail)
+    return TraceSummary(
+        threads,
+        policy,
+        per_contraction,
+        per_worker,
+        slices,
+        idle_at_end=at_end,
+        idle_between=between,
+    )

@@ -47,3 +47,28 @@ def test_benchmark_records_are_appended_with_what_they_were_measured_on(tmp_path
     assert [line["case"] for line in lines] == ["a", "b", "c"]
     for line in lines:
         assert line["commit"] and line["machine"] and line["date"]
+
+
+def test_report_tells_imbalance_from_gaps():
+    """Two workers in a 10 ms run: worker 0 busy throughout; worker 1 busy 0-4 and 6-8 ms, so
+    idle 2 ms between its tasks and 2 ms at the end."""
+    from tilecc.report import idle_explained
+    from tilecc.trace import _summarise
+
+    def phase(worker: int, start_ms: float, end_ms: float) -> dict:
+        return {
+            "ph": "X", "cat": "phase", "name": "gemm", "tid": worker, "ts": 1e3 * start_ms,
+            "dur": 1e3 * (end_ms - start_ms), "args": {"run": 0, "segment": 0},
+        }  # fmt: skip
+
+    run = {
+        "ph": "X", "cat": "run", "name": "C", "tid": 10_000, "ts": 0.0, "dur": 1e4,
+        "args": {"run": 0, "contractions": ["C"], "workers": 2},
+    }  # fmt: skip
+    events = [run, phase(0, 0, 10), phase(1, 0, 4), phase(1, 6, 8)]
+    summary = _summarise(events, threads=2, policy="counter")
+    assert summary.idle_at_end == pytest.approx(2e-3)
+    assert summary.idle_between == pytest.approx(2e-3)
+    text = idle_explained(summary)
+    assert "4.00 worker-ms, 50% at the ends of runs" in text
+    assert "50% between a worker's tasks" in text

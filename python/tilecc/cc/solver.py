@@ -96,6 +96,9 @@ class AmplitudeSolver:
     amplitudes: Amplitudes = field(default=(), init=False)
     problem: Any = field(default=None, init=False)
     e_t: float | None = field(default=None, init=False)
+    #: The correlation energy of the first-guess amplitudes (the MP2 energy on canonical RHF
+    #: and UHF orbitals); None after a restart, which starts from the checkpoint's.
+    e_first_guess: float | None = field(default=None, init=False)
     #: Wall time of the iterations (updates, DIIS, energies), summed.
     iteration_seconds: float = field(default=0.0, init=False)
 
@@ -165,7 +168,7 @@ class AmplitudeSolver:
             raise ValueError(
                 f"run {self.method.upper()} first: (T) needs converged CCSD amplitudes."
             )
-        with self.context.holding_cores():
+        with self.context.holding_cores(), self.context.span("(T)"):
             self.e_t = self.triples_energy(progress)
         return self.e_t
 
@@ -230,7 +233,8 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
         # Every rank computes its own blocks from the orbitals: they must be the same orbitals,
         # phases included, on every rank.
         mpi.share_mean_field(cc.mf)
-    p = cc.build_problem()
+    with cc.context.span("integrals"):
+        p = cc.build_problem()
     cc.problem = p
     amps = cc.initial_amplitudes(p)
     packing = SegmentPacking(amps)
@@ -261,11 +265,12 @@ def iterate(cc: AmplitudeSolver) -> AmplitudeSolver:
         # A run killed after converging (during (T), say) does not iterate again.
         cc.converged, cc.cycles = restored.converged, restored.cycle
     e_old = cc.energy(amps, p)
+    cc.e_first_guess = e_old if first == 1 else None
     for cycle in range(first, first + (0 if cc.converged else cc.max_cycle)):
         start = time.perf_counter()
         # One task pool per iteration: the update's plans are built together, then its
         # operations run (in the first iteration; later ones reuse the plans).
-        with cc.context.deferred():
+        with cc.context.span(f"iteration {cycle}"), cc.context.deferred():
             new = cc.update(amps, p)
         update = BlockVector(new)
         error = update.minus(BlockVector(amps))

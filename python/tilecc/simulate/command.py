@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from tilecc.files import replaced_atomically
+from tilecc.log import show
 from tilecc.options import RuntimeOptions
 from tilecc.simulate import Prediction, load_platform, predict, works_of
 from tilecc.simulate.engine import PHASES
@@ -33,7 +33,6 @@ def show_simulation(
     sim: SimulateOptions,
     runtime: RuntimeOptions,
     json_path: Path | None,
-    console: Console,
 ) -> dict[str, Any]:
     """Simulate ``cc`` (a solver on a planning context) as ``sim`` says, with the policy,
     placement and WorkQ of ``runtime``."""
@@ -64,14 +63,14 @@ def show_simulation(
     for name, moved in p.bytes.items():
         table.add_row(f"  bytes {name.replace('_', '-')}", f"{moved / 2**20:.1f} MiB")
     table.add_row("(T)", "not simulated")
-    console.print(table)
+    show(table)
     curve = Table(title="strong scaling")
     curve.add_column("ranks", justify="right")
     curve.add_column("iteration s", justify="right")
     curve.add_column("speed-up", justify="right")
     for ranks, seconds in p.scaling:
         curve.add_row(str(ranks), f"{seconds:.4g}", f"{p.one_rank_seconds / seconds:.2f}")
-    console.print(curve)
+    show(curve)
     results = p.as_dict()
     if json_path is not None:
         from tilecc.run import write_json_atomically
