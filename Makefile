@@ -18,12 +18,24 @@ $(VENV)/.created:
 	$(PY) -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.4" "mpich>=4.2" "mpi4py>=4.0"
 	touch $@
 
+# Development builds: for this machine's CPU, warnings as errors (a wheel or `pip install .` is
+# portable and lenient; see CMakeLists.txt).
+DEV_FLAGS := -DTILECC_NATIVE=ON -DTILECC_WERROR=ON
+
 # Reinstalled whenever a source changes; the CMake build directory in build/ makes it incremental.
-$(VENV)/.installed: $(VENV)/.created $(SOURCES)
-	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY) -m pip install --quiet --no-build-isolation ".[test]"
+# The demo needs tilecc alone; the tests (and lint, docs) its test extra as well.
+INSTALL := CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY) -m pip install --quiet --no-build-isolation \
+	  -C cmake.define.TILECC_NATIVE=ON -C cmake.define.TILECC_WERROR=ON
+
+$(VENV)/.installed-run: $(VENV)/.created $(SOURCES)
+	$(INSTALL) .
 	touch $@
 
-demo: $(VENV)/.installed
+$(VENV)/.installed: $(VENV)/.created $(SOURCES)
+	$(INSTALL) ".[test]"
+	touch $@ $(VENV)/.installed-run
+
+demo: $(VENV)/.installed-run
 	$(VENV)/bin/tilecc info
 	$(VENV)/bin/tilecc run examples/molecules/water.xyz --basis cc-pvdz --method "ccsd(t)"
 
@@ -37,7 +49,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 
 build/cpp/tilecc_tests: $(VENV)/.installed $(CXX_SOURCES)
-	cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILECC_BUILD_TESTS=ON \
+	cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILECC_BUILD_TESTS=ON $(DEV_FLAGS) \
 	  -DTILECC_BUILD_PYTHON=OFF -DTILECC_MPI_PREFIX="$(abspath $(VENV))" \
 	  -DTILECC_BLAS_LIBRARY="$$($(PY) -c 'import tilecc._blas as b; print(b.default_library())')"
 	cmake --build build/cpp -j $(JOBS)
@@ -46,10 +58,12 @@ test-cpp: build/cpp/tilecc_tests
 	cd build/cpp && ctest --output-on-failure --timeout 300
 
 # The same tests on a core built with AddressSanitizer and UndefinedBehaviorSanitizer (sizes that
-# overflow, reads past a block, undefined arithmetic), unoptimised but with assertions on.
+# overflow, reads past a block, undefined arithmetic), unoptimised but with assertions on, and
+# portable (no -march=native: the run-time choice of AVX-512 / AVX2 / baseline loops is tested).
 build/asan/tilecc_tests: $(VENV)/.installed $(CXX_SOURCES)
 	cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTILECC_BUILD_TESTS=ON \
-	  -DTILECC_BUILD_PYTHON=OFF -DTILECC_SANITIZE=ON -DTILECC_MPI_PREFIX="$(abspath $(VENV))" \
+	  -DTILECC_BUILD_PYTHON=OFF -DTILECC_SANITIZE=ON -DTILECC_NATIVE=OFF -DTILECC_WERROR=ON \
+	  -DTILECC_MPI_PREFIX="$(abspath $(VENV))" \
 	  -DTILECC_BLAS_LIBRARY="$$($(PY) -c 'import tilecc._blas as b; print(b.default_library())')"
 	cmake --build build/asan -j $(JOBS)
 

@@ -18,6 +18,8 @@ from rich.table import Table
 from tilecc import _core, log
 from tilecc.log import LOGGER
 from tilecc.options import MAX_THREADS, RuntimeOptions, add_arguments, whole_number
+from tilecc.tune import duration
+from tilecc.tune_command import POLICIES, QUANTA, TILES
 
 if TYPE_CHECKING:
     from tilecc.run import RunOptions
@@ -50,11 +52,13 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _job_options(args: argparse.Namespace, plan_only: bool, simulate: Any = None) -> RunOptions:
+def _job_options(
+    args: argparse.Namespace, plan_only: bool, simulate: Any = None, tune: Any = None
+) -> RunOptions:
     from tilecc.run import RunOptions
 
     if args.qcschema is not None:
-        return _qcschema_options(args, plan_only, simulate)
+        return _qcschema_options(args, plan_only, simulate, tune)
     if args.molecule is None:
         raise ValueError(
             "no molecule given: name an XYZ file, or a QCSchema input with --qcschema."
@@ -79,7 +83,10 @@ def _job_options(args: argparse.Namespace, plan_only: bool, simulate: Any = None
         scf_guess=args.scf_guess,
         scf_chkfile=args.scf_chkfile,
         stability=args.stability,
-        tile=args.tile,
+        tile=args.tile if args.tile is not None else RunOptions.tile,
+        chosen=frozenset(
+            name for name in ("tile", "quantum", "policy") if getattr(args, name) is not None
+        ),
         runtime=RuntimeOptions.from_args(args),
         conv_tol=args.conv_tol,
         conv_tol_normt=args.conv_tol_normt,
@@ -92,11 +99,14 @@ def _job_options(args: argparse.Namespace, plan_only: bool, simulate: Any = None
         timings=args.timings,
         plan_only=plan_only,
         simulate=simulate,
+        tune=tune,
         store_chosen=args.store is not None,
     )
 
 
-def _qcschema_options(args: argparse.Namespace, plan_only: bool, simulate: Any) -> RunOptions:
+def _qcschema_options(
+    args: argparse.Namespace, plan_only: bool, simulate: Any, tune: Any
+) -> RunOptions:
     """A job from a QCSchema AtomicInput: its molecule, basis, method and keywords; the other
     options (threads, runtime, output files) from the command line."""
     import dataclasses
@@ -120,7 +130,9 @@ def _qcschema_options(args: argparse.Namespace, plan_only: bool, simulate: Any) 
     job = qcschema.read_input(args.qcschema)
     args.molecule, args.basis, args.method = args.qcschema, job.basis, job.method
     args.charge, args.spin, args.bohr = job.charge, job.spin, True
-    opts = _job_options(argparse.Namespace(**{**vars(args), "qcschema": None}), plan_only, simulate)
+    opts = _job_options(
+        argparse.Namespace(**{**vars(args), "qcschema": None}), plan_only, simulate, tune
+    )
     return dataclasses.replace(opts, atoms=job.atoms, qcschema=job.schema, **job.keywords)
 
 
@@ -150,8 +162,12 @@ def _simulate(args: argparse.Namespace, console: Console) -> int:
     from tilecc.simulate import load_platform, ranks_on
     from tilecc.simulate.command import SimulateOptions
 
-    # The platform and the rank layout are checked before the SCF runs.
+    # The platform, the rank layout and the chart's library are checked before the SCF runs.
     ranks_on(load_platform(args.platform), args.ranks, args.ranks_per_node)
+    if args.png is not None:
+        from tilecc.report import check_charts_available
+
+        check_charts_available()
     sim = SimulateOptions(
         ranks=args.ranks,
         ranks_per_node=args.ranks_per_node,
@@ -161,6 +177,30 @@ def _simulate(args: argparse.Namespace, console: Console) -> int:
         png=args.png,
     )
     run(_job_options(args, False, sim), console, interrupted=_interrupted.is_set)
+    return 0
+
+
+def _tune(args: argparse.Namespace, console: Console) -> int:
+    from tilecc.run import run
+    from tilecc.tune_command import TuneOptions
+
+    unknown = [name for name in args.policies if name not in _core.policy_names()]
+    if unknown:
+        raise ValueError(
+            f"unknown policy {unknown[0]!r} in --policies; valid ones are: "
+            f"{', '.join(_core.policy_names())}."
+        )
+    from tilecc.files import check_outputs
+
+    inputs = {"molecule file": args.molecule, "QCSchema input": args.qcschema}
+    check_outputs(inputs, {"tuning results file": args.json, "chart": args.png})
+    if args.png is not None:
+        from tilecc.report import check_charts_available
+
+        check_charts_available()
+    tune = TuneOptions(args.budget, args.tiles, args.quanta, args.policies, args.json, args.png)
+    # The job's own --json is the tuning's: the job itself does not run.
+    run(_job_options(argparse.Namespace(**{**vars(args), "json": None}), False, tune=tune), console)
     return 0
 
 
@@ -275,7 +315,13 @@ def _job_arguments(p: argparse.ArgumentParser) -> None:
         default=True,
         help="check that the SCF solution is a minimum and leave it if not (default: on)",
     )
-    p.add_argument("--tile", type=_positive_int, default=16, help="tile size (orbitals)")
+    p.add_argument(
+        "--tile",
+        type=_positive_int,
+        default=None,
+        help="tile size (orbitals; default: the tuned one for this machine and problem class "
+        "when tilecc tune has run, else 16)",
+    )
     p.add_argument("--conv-tol", type=float, default=1e-8, help="energy change threshold (Eh)")
     p.add_argument(
         "--conv-tol-normt", type=float, default=1e-6, help="amplitude residual norm threshold"
@@ -316,27 +362,42 @@ def _job_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _HelpWithDefaults(argparse.HelpFormatter):
+    """Help that names every option's default: those its text does not name already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        quiet = action.default in (None, False, argparse.SUPPRESS) or not action.option_strings
+        if quiet or "default" in text:
+            return action.help
+        return f"{text} (default: %(default)s)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tilecc", description="Block-sparse tensor contractions for coupled-cluster methods."
     )
     parser.add_argument("--version", action="version", version=f"tilecc {_core.version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("info", help="version, BLAS, kernels, threads and build options")
+
+    def command(name: str, summary: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=summary, formatter_class=_HelpWithDefaults)
+
+    p = command("info", "version, BLAS, kernels, threads and build options")
     p.set_defaults(handler=_info)
-    p = sub.add_parser("run", help="a coupled-cluster calculation on a molecule")
+    p = command("run", "a coupled-cluster calculation on a molecule")
     _job_arguments(p)
     p.set_defaults(handler=_run)
-    p = sub.add_parser(
+    p = command(
         "plan",
-        help="what a run would need (memory, time per iteration, in core or out, I/O), "
+        "what a run would need (memory, time per iteration, in core or out, I/O), "
         "without running CC",
     )
     _job_arguments(p)
     p.set_defaults(handler=_plan)
-    p = sub.add_parser(
+    p = command(
         "simulate",
-        help="an iteration of the job on many ranks, predicted from its real plans (no CC run)",
+        "an iteration of the job on many ranks, predicted from its real plans (no CC run)",
     )
     _job_arguments(p)
     p.add_argument("--ranks", type=_positive_int, required=True, help="ranks to simulate")
@@ -359,7 +420,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--png", type=Path, default=None, help="draw the strong-scaling curve here (.png/.svg/.pdf)"
     )
     p.set_defaults(handler=_simulate)
-    p = sub.add_parser("report", help="time decomposition and charts from a trace")
+    p = command(
+        "tune",
+        "find the tile, quantum and policy that run the job's iterations fastest here, and "
+        "keep them for tilecc run",
+    )
+    _job_arguments(p)
+    p.add_argument(
+        "--budget",
+        type=duration,
+        default=300.0,
+        help="time to spend exploring, e.g. 90s, 5m, 1h (default: 5m)",
+    )
+    p.add_argument(
+        "--tiles", type=_positive_int, nargs="+", default=list(TILES), help="tile sizes to try"
+    )
+    p.add_argument(
+        "--quanta", type=_positive_int, nargs="+", default=list(QUANTA), help="quanta to try"
+    )
+    p.add_argument("--policies", nargs="+", default=list(POLICIES), help="policies to try")
+    p.add_argument(
+        "--png",
+        type=Path,
+        default=None,
+        help="draw seconds per iteration over tile x quantum here (.png, .svg or .pdf)",
+    )
+    p.set_defaults(handler=_tune)
+    p = command("report", "time decomposition and charts from a trace")
     p.add_argument("trace", type=Path, help="a trace written by tilecc run --trace")
     p.add_argument(
         "--png",
@@ -367,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw the worker timeline and load balance here (.png, .svg or .pdf, by the name)",
     )
     p.set_defaults(handler=_report)
-    p = sub.add_parser("demo", help="run and check a demonstration contraction")
+    p = command("demo", "run and check a demonstration contraction")
     p.add_argument("--threads", type=_thread_count, default=None, help="worker threads")
     p.set_defaults(handler=_demo)
     return parser

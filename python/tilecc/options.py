@@ -108,8 +108,8 @@ class RuntimeOptions:
         """The options the command line gave (see :func:`add_arguments`)."""
         return cls(
             threads=args.threads,
-            policy=args.policy,
-            quantum=args.quantum,
+            policy=args.policy if args.policy is not None else cls().policy,
+            quantum=args.quantum if args.quantum is not None else cls().quantum,
             group_size=args.group_size,
             refine=args.refine,
             trace=getattr(args, "trace", None) is not None,
@@ -204,15 +204,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=default.threads,
         help="worker threads (default: $TILECC_THREADS, else every available core)",
     )
+    # --policy and --quantum default to None, so that a job can tell them chosen from defaulted
+    # (a tuned configuration fills in what was not chosen); from_args puts the defaults in.
     group.add_argument(
         "--policy",
-        default=default.policy,
+        default=None,
         help=f"scheduling policy: {', '.join(_core.policy_names())} (default: {default.policy})",
     )
     group.add_argument(
         "--quantum",
         type=whole_number(1, 2**31 - 1),
-        default=default.quantum,
+        default=None,
         help=f"tasks taken per counter fetch; for buckets, the fewest per chunk "
         f"(default: {default.quantum})",
     )

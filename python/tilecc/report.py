@@ -1,12 +1,15 @@
 """``tilecc report TRACE [--png PATH]``: where the time of a traced run went.
 
 Prints the time decomposition (compute, permute, scheduling, idle, inspector) per contraction and
-in total, where the idle time came from (imbalance or gaps), and each worker's time by phase;
-with ``--png``, draws a per-worker timeline and a load-balance bar chart.
+in total, where the idle time came from (imbalance or gaps), the tasks by duration (granularity),
+and each worker's time by phase; with ``--png``, draws a per-worker timeline and a load-balance
+bar chart.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import math
 from pathlib import Path
 
 from rich.console import Console
@@ -66,6 +69,34 @@ def idle_explained(summary: TraceSummary) -> str:
     )
 
 
+def granularity_table(summary: TraceSummary) -> Table:
+    """Tasks by duration, in octaves: how many, and what share of the tasks' time (paper 000's
+    granularity analysis: many tiny tasks cost scheduling, a few huge ones balance badly)."""
+    table = Table(title="task granularity")
+    for column in ("task duration", "tasks", "share of tasks", "share of task time"):
+        table.add_column(column, justify="right")
+    durations = [t for t in summary.task_seconds if t > 0]
+    if not durations:
+        return table
+    octaves: dict[int, list[float]] = {}
+    for seconds in durations:
+        octaves.setdefault(math.floor(math.log2(seconds * 1e6)), []).append(seconds)
+    total = sum(durations)
+
+    def show(us: float) -> str:
+        return f"{us:.3g} µs" if us < 1000 else f"{us / 1000:.3g} ms"
+
+    for octave in sorted(octaves):
+        members = octaves[octave]
+        table.add_row(
+            f"{show(2.0**octave)} – {show(2.0 ** (octave + 1))}",
+            str(len(members)),
+            f"{100 * len(members) / len(durations):.1f}%",
+            f"{100 * sum(members) / total:.1f}%",
+        )
+    return table
+
+
 def worker_table(summary: TraceSummary) -> Table:
     """Each worker's time per phase; on several ranks, each rank's workers, then the rank's
     total."""
@@ -92,6 +123,16 @@ def worker_table(summary: TraceSummary) -> Table:
 
 #: Chart formats by file extension; a name without one of these is drawn as PNG.
 CHART_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+
+def check_charts_available() -> None:
+    """Charts need matplotlib, an extra: refused in one sentence before any work when it is
+    missing."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ValueError(
+            "--png draws with matplotlib, which is not installed; install it with "
+            "pip install 'tilecc[plot]', or leave out --png."
+        )
 
 
 def chart_format(path: Path) -> str:
@@ -152,9 +193,12 @@ def run(trace: Path, png: Path | None, console: Console) -> None:
     from tilecc.files import check_outputs
 
     check_outputs({"trace": trace}, {"chart": png})
+    if png is not None:
+        check_charts_available()
     summary = read_trace(trace)
     console.print(decomposition_table(summary))
     console.print(idle_explained(summary), highlight=False)
+    console.print(granularity_table(summary))
     console.print(worker_table(summary))
     if png is not None:
         draw(summary, png)

@@ -83,6 +83,11 @@ class RunOptions:
     #: The QCSchema AtomicInput the job came from (its id, molecule and keywords go into the
     #: AtomicResult).
     qcschema: dict[str, Any] | None = None
+    #: Which of tile, quantum and policy the user chose; the others come from a tuned
+    #: configuration when there is one (tilecc.tune).
+    chosen: frozenset[str] = frozenset({"tile", "quantum", "policy"})
+    #: ``tilecc tune``: explore configurations instead of running the job.
+    tune: Any = None
 
 
 class NotConvergedError(RuntimeError):
@@ -347,6 +352,64 @@ def banner(opts: RunOptions) -> str:
     )
 
 
+def problem_class(
+    opts: RunOptions, mf: Any, frozen: int, reference: str, threads: int
+) -> tuple[str, dict[str, float]]:
+    """The tuning class of the job (tilecc.tune.size_class) and the features a tuning model
+    reads (tilecc.tune_model): active occupied and virtual orbitals (spin orbitals for an
+    unrestricted reference), irreps, threads."""
+    import numpy as np
+
+    from tilecc import tune
+
+    mo_occ = np.asarray(mf.mo_occ)
+    per_spin = list(mo_occ) if mo_occ.ndim == 2 else [mo_occ]
+    occupied = sum(int(np.count_nonzero(occ > 0)) - frozen for occ in per_spin)
+    virtual = sum(int(np.count_nonzero(occ == 0)) for occ in per_spin)
+    group = mf.mol.groupname if mf.mol.symmetry else "C1"
+    irreps = len(mf.mol.irrep_name) if mf.mol.symmetry else 1
+    features = {"occupied": occupied, "virtual": virtual, "irreps": irreps, "threads": threads}
+    return tune.size_class(opts.method, reference, occupied, virtual, group), features
+
+
+def configure(
+    opts: RunOptions, problem: str, features: dict[str, float]
+) -> tuple[RunOptions, dict[str, Any]]:
+    """The job's tile, quantum and policy: the user's where given, else a tuned configuration of
+    this machine and problem class, else one a model of the problems tuned here predicts, else
+    the defaults; and where they came from."""
+    import dataclasses
+
+    from tilecc import tune, tune_model, wisdom
+
+    source = "user" if opts.chosen else "default"
+    found = None
+    if not opts.chosen >= {"tile", "quantum", "policy"}:
+        found = tune.tuned(problem)
+        source = "tuned" if found is not None else source
+        if found is None:
+            entries = wisdom.entries(wisdom.wisdom_path())
+            model = tune_model.fitted(tune_model.problems_of(entries, wisdom.machine_key()))
+            found = model.choose(features) if model is not None else None
+            source = "predicted" if found is not None else source
+    if found is not None:
+        runtime = dataclasses.replace(
+            opts.runtime,
+            quantum=opts.runtime.quantum if "quantum" in opts.chosen else found.quantum,
+            policy=opts.runtime.policy if "policy" in opts.chosen else found.policy,
+        )
+        tile = opts.tile if "tile" in opts.chosen else found.tile
+        opts = dataclasses.replace(opts, tile=tile, runtime=runtime)
+    return opts, {
+        "tile": opts.tile,
+        "quantum": opts.runtime.quantum,
+        "policy": opts.runtime.policy,
+        "source": source,
+        "class": problem,
+        "features": features,
+    }
+
+
 def orbital_lines(mf: Any, frozen: int) -> list[str]:
     """Orbital counts, as a chemist checks them: frozen (the ``frozen`` lowest), active
     occupied and virtual, in total and per irrep, for each spin of an unrestricted reference."""
@@ -469,6 +532,16 @@ def run(
         # (the solver holds the lock while it iterates).
         with exclusive_lock(opts.checkpoint, "checkpoint", wait=False):
             pass
+    point_group = mol.groupname if mol.symmetry else "C1 (symmetry off)"
+    LOGGER.info(
+        f"[bold]{escape(opts.molecule.name)}[/bold]: {mol.natm} atoms, {mol.nelectron} "
+        f"electrons, {mol.nao} {'Cartesian' if mol.cart else 'spherical'} basis functions "
+        f"({escape(opts.basis)}{', with ECP' if mol.ecp else ''}), point group {point_group}, "
+        f"E(nuc) {mol.energy_nuc():.10f} Eh"
+    )
+    LOGGER.info("geometry (Å, in the frame of the point group):")
+    for atom, (x, y, z) in enumerate(mol.atom_coords(unit="Angstrom")):
+        LOGGER.info(f"  {mol.atom_symbol(atom):<4s} {x:14.8f} {y:14.8f} {z:14.8f}")
     scf_start = time.perf_counter()
     if restart and opts.checkpoint is not None:
         # The reference is taken from the checkpoint, so that the restart continues on the very
@@ -480,13 +553,6 @@ def run(
         mf, scf_report = run_scf(mol, reference, scf_options(opts))
     scf_seconds = time.perf_counter() - scf_start
     timings["scf"] = time.perf_counter() - start
-    point_group = mol.groupname if mol.symmetry else "C1 (symmetry off)"
-    LOGGER.info(
-        f"[bold]{escape(opts.molecule.name)}[/bold]: {mol.natm} atoms, {mol.nelectron} "
-        f"electrons, {mol.nao} {'Cartesian' if mol.cart else 'spherical'} basis functions "
-        f"({escape(opts.basis)}{', with ECP' if mol.ecp else ''}), point group {point_group}, "
-        f"E(nuc) {mol.energy_nuc():.10f} Eh"
-    )
     stability = {True: ", stable", False: ", unstable", None: ""}[scf_report.stable]
     cycles = f", {scf_report.cycles} cycles" if scf_report.cycles else ""
     LOGGER.info(
@@ -534,10 +600,19 @@ def run(
 
     for line in orbital_lines(mf, frozen):
         LOGGER.info(line)
+    from tilecc.context import _default_threads
 
-    def solver(store: str, memory_budget: int | None) -> Any:
-        return kind(
-            mf,
+    threads = opts.runtime.threads or _default_threads()
+    opts, configuration = configure(opts, *problem_class(opts, mf, frozen, reference, threads))
+    LOGGER.info(
+        f"configuration: tile {configuration['tile']}, quantum {configuration['quantum']}, "
+        f"policy {configuration['policy']} ({configuration['source']})"
+    )
+
+    def solver(store: str, memory_budget: int | None, **overrides: Any) -> Any:
+        """The CC solver of the job, on ``store``; ``overrides`` replace its keyword arguments
+        (tilecc tune's configurations)."""
+        arguments = dict(
             frozen=frozen,
             tile=opts.tile,
             threads=opts.runtime.threads,
@@ -561,10 +636,18 @@ def run(
             workq=opts.runtime.workq,
             **extra,
         )
+        return kind(mf, **(arguments | overrides))
 
     if opts.plan_only:
         # A plan's tensors have no blocks and no budget: the plan weighs them against it.
         return show_plan(opts, solver("none", None))
+    if opts.tune is not None:
+        from tilecc.tune_command import show_tuning
+
+        store, budget = opts.runtime.store, opts.runtime.memory_budget
+        return show_tuning(
+            lambda **overrides: solver(store, budget, **overrides), opts.tune, configuration
+        )
     if opts.simulate is not None:
         from tilecc.simulate.command import show_simulation
 
@@ -649,6 +732,7 @@ def run(
             "notes": scf_report.notes,
         },
         "tile": opts.tile,
+        "configuration": configuration,
         "threads": cc.context.threads,
         "e_scf": float(mf.e_tot),
         "e_corr": float(cc.e_corr),

@@ -330,6 +330,8 @@ class TraceSummary:
     #: before its first): waiting for an earlier contraction of a batch, waking up, or the
     #: host's other work.
     idle_between: float = 0.0
+    #: Each task's seconds (its phases summed): the task-granularity histogram's data.
+    task_seconds: list[float] = field(default_factory=list)
 
     @property
     def total(self) -> Decomposition:
@@ -382,6 +384,7 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
     inspector: dict[str, float] = {}
     windows: dict[int, tuple[float, float]] = {}  # run -> (start, end), over the ranks
     busy: dict[tuple[int, int], tuple[float, float]] = {}  # (run, worker) -> (seconds, last end)
+    tasks: dict[tuple[int, int], float] = {}  # (run, task) -> seconds
     for e in events:
         if e.get("ph") != "X":
             continue
@@ -404,6 +407,9 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
                 raise ValueError(f"an event's worker {e['tid']!r} is not one of its {threads}")
             per_worker.setdefault(e["tid"], dict.fromkeys(PHASES, 0.0))[e["name"]] += dur
             slices.append((int(e["tid"]), e["name"], float(e["ts"]) * 1e-6, dur))
+            task = int(e["args"].get("task", -1))
+            if task >= 0:
+                tasks[(run, task)] = tasks.get((run, task), 0.0) + dur
             if e["name"] != "wait":  # a worker with no task to run waits
                 seconds, last = busy.get((run, e["tid"]), (0.0, -math.inf))
                 busy[(run, e["tid"])] = (seconds + dur, max(last, float(e["ts"]) * 1e-6 + dur))
@@ -433,4 +439,5 @@ def _summarise(events: list[dict[str, Any]], threads: int, policy: str) -> Trace
         slices,
         idle_at_end=at_end,
         idle_between=between,
+        task_seconds=list(tasks.values()),
     )

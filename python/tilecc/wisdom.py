@@ -191,7 +191,7 @@ def _read(path: Path, warn: bool = True) -> dict[str, Any]:
         return {}
 
 
-def _add_entry(path: Path, key: str, entry: dict[str, Any]) -> None:
+def add_entry(path: Path, key: str, entry: dict[str, Any]) -> None:
     """Add ``entry`` under ``key``: read, merge and write under the file's lock, so that two
     processes calibrating at once both keep their entries."""
     try:
@@ -217,6 +217,16 @@ def _add_entry(path: Path, key: str, entry: dict[str, Any]) -> None:
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def entries(path: Path) -> dict[str, Any]:
+    """The file's entries (cost models, tuned configurations), {} when it has none that can be
+    trusted: a file of another version, broken or not tilecc's is reported and read as empty."""
+    try:
+        return _read(path)
+    except _NotWisdomError as exc:
+        warnings.warn(f"ignoring the wisdom file {path} ({exc}).", RuntimeWarning, stacklevel=2)
+        return {}
 
 
 def model_from(entry: dict[str, Any]) -> Any:
@@ -254,7 +264,7 @@ def cost_model(path: Path | None = None) -> Any:
     if entry is None:
         entry = calibrate()
         if not is_special(path):  # /dev/null and the like keep nothing, and are not locked
-            _add_entry(path, key, entry)
+            add_entry(path, key, entry)
     model = model_from(entry)
     _models[path] = model
     return model

@@ -14,8 +14,24 @@ namespace {
 
 enum class Mode { overwrite, accumulate, general };
 
+// A portable build (no -march=native) compiles the kernel three times, for AVX-512, for AVX2 and
+// for baseline x86-64, and the loader picks the one this CPU runs (GCC's target_clones). The loops
+// below are forced inline into each clone so that every copy is vectorised for its own target.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX512F__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define TILECC_PER_CPU \
+  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#define TILECC_CLONED 1
+#else
+#define TILECC_PER_CPU
+#endif
+#define TILECC_INLINE [[gnu::always_inline]] inline
+// A loop body passed to for_outer, inlined with it (a lambda is otherwise a function of its own,
+// compiled for the baseline target whatever clone calls it).
+#define TILECC_LOOP __attribute__((always_inline))
+
 template <Mode mode>
-inline void update(double& d, double alpha, double s, double beta) {
+TILECC_INLINE void update(double& d, double alpha, double s, double beta) {
   if constexpr (mode == Mode::overwrite)
     d = alpha * s;
   else if constexpr (mode == Mode::accumulate)
@@ -64,7 +80,7 @@ Layout simplify(int rank, const extent_t* src_extents, const Axes& axes) {
 
 // Calls body(src_offset, dst_offset) for every combination of the axes not in `skip`.
 template <class Body>
-void for_outer(const Layout& l, int skip_a, int skip_b, Body&& body) {
+TILECC_INLINE void for_outer(const Layout& l, int skip_a, int skip_b, Body&& body) {
   extent_t index[max_rank] = {};
   extent_t so = 0, dof = 0;
   for (;;) {
@@ -84,8 +100,8 @@ void for_outer(const Layout& l, int skip_a, int skip_b, Body&& body) {
 }
 
 template <Mode mode>
-void run(const Layout& l, double alpha, const double* __restrict src, double beta,
-         double* __restrict dst) {
+TILECC_INLINE void run(const Layout& l, double alpha, const double* __restrict src, double beta,
+                       double* __restrict dst) {
   if (l.rank == 0) {
     update<mode>(dst[0], alpha, src[0], beta);
     return;
@@ -95,7 +111,7 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
     // A view whose innermost destination axis is strided (only sub-blocks cut down to one
     // element along the block's innermost axis): element by element.
     const extent_t n = l.extent[inner], ss = l.src_stride[inner], ds = l.dst_stride[inner];
-    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) {
+    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) TILECC_LOOP {
       for (extent_t x = 0; x < n; ++x)
         update<mode>(dst[dof + x * ds], alpha, src[so + x * ss], beta);
     });
@@ -103,7 +119,7 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
   }
   if (l.src_stride[inner] == 1) {
     const extent_t n = l.extent[inner];
-    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) {
+    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) TILECC_LOOP {
       const double* __restrict s = src + so;
       double* __restrict d = dst + dof;
       for (extent_t x = 0; x < n; ++x) update<mode>(d[x], alpha, s[x], beta);
@@ -117,14 +133,14 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
     // No source-contiguous axis (a view cut down to one element along the source's innermost
     // axis): strided reads along the innermost destination axis.
     const extent_t n = l.extent[inner], ss = l.src_stride[inner];
-    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) {
+    for_outer(l, inner, -1, [&](extent_t so, extent_t dof) TILECC_LOOP {
       for (extent_t x = 0; x < n; ++x) update<mode>(dst[dof + x], alpha, src[so + x * ss], beta);
     });
     return;
   }
   const extent_t np = l.extent[p], nq = l.extent[inner];
   const extent_t sq = l.src_stride[inner], dp = l.dst_stride[p];
-  for_outer(l, p, inner, [&](extent_t so, extent_t dof) {
+  for_outer(l, p, inner, [&](extent_t so, extent_t dof) TILECC_LOOP {
     for (extent_t i0 = 0; i0 < np; i0 += transpose_tile) {
       const extent_t i1 = std::min(np, i0 + transpose_tile);
       for (extent_t j0 = 0; j0 < nq; j0 += transpose_tile) {
@@ -139,7 +155,8 @@ void run(const Layout& l, double alpha, const double* __restrict src, double bet
   });
 }
 
-void permute_layout(const Layout& l, double alpha, const double* src, double beta, double* dst) {
+TILECC_PER_CPU void permute_layout(const Layout& l, double alpha, const double* src, double beta,
+                                   double* dst) {
   if (beta == 0.0)
     run<Mode::overwrite>(l, alpha, src, beta, dst);
   else if (beta == 1.0)
@@ -227,7 +244,19 @@ void permute_strided(int rank, const extent_t* src_extents, const extent_t* src_
 }
 
 const char* permute_kernel_name() {
-  return "fused-axes + 16x16 tiled transpose (C++20, auto-vectorised)";
+#ifdef TILECC_CLONED
+  // The clone the loader picks, as GCC's resolver picks it (by the CPU's features).
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "fused-axes + 16x16 tiled transpose (C++20, auto-vectorised; AVX-512 copy, chosen at "
+           "run time)";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return "fused-axes + 16x16 tiled transpose (C++20, auto-vectorised; AVX2 copy, chosen at run "
+           "time)";
+  return "fused-axes + 16x16 tiled transpose (C++20, auto-vectorised; baseline x86-64 copy)";
+#else
+  return "fused-axes + 16x16 tiled transpose (C++20, auto-vectorised for the build's target)";
+#endif
 }
 
 }  // namespace tilecc::kernels

@@ -3,6 +3,7 @@ of every command and every registered policy; its Python examples run as written
 
 from __future__ import annotations
 
+import argparse
 import html
 import re
 import subprocess
@@ -60,3 +61,14 @@ def test_the_policy_table_is_the_registry(site):
 @pytest.mark.parametrize("page", ["index.md", "cc.md", "tensors.md"])
 def test_the_pages_python_examples_run(page):
     run_python_blocks(ROOT / "docs" / page)
+
+
+def test_help_names_every_default():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command")
+    for name, sub in commands.choices.items():
+        formatter = sub._get_formatter()
+        for action in sub._actions:
+            shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+            if shown and action.help is not None:
+                assert "default" in formatter._get_help_string(action), (name, action.dest)

@@ -306,7 +306,7 @@ def test_concurrent_wisdom_writers_keep_every_entry(tmp_path):
     script = (
         "import sys; from pathlib import Path; from tilecc import wisdom\n"
         "for i in range(20):\n"
-        "    wisdom._add_entry(Path(sys.argv[1]), f'{sys.argv[2]}-{i}', {'gemm': [0.0] * 8})\n"
+        "    wisdom.add_entry(Path(sys.argv[1]), f'{sys.argv[2]}-{i}', {'gemm': [0.0] * 8})\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", script, str(path), name]) for name in "abc"]
     assert all(p.wait(timeout=120) == 0 for p in procs)

@@ -52,7 +52,7 @@ def test_benchmark_records_are_appended_with_what_they_were_measured_on(tmp_path
 def test_report_tells_imbalance_from_gaps():
     """Two workers in a 10 ms run: worker 0 busy throughout; worker 1 busy 0-4 and 6-8 ms, so
     idle 2 ms between its tasks and 2 ms at the end."""
-    from tilecc.report import idle_explained
+    from tilecc.report import granularity_table, idle_explained
     from tilecc.trace import _summarise
 
     def phase(worker: int, start_ms: float, end_ms: float) -> dict:
@@ -66,9 +66,32 @@ def test_report_tells_imbalance_from_gaps():
         "args": {"run": 0, "contractions": ["C"], "workers": 2},
     }  # fmt: skip
     events = [run, phase(0, 0, 10), phase(1, 0, 4), phase(1, 6, 8)]
+    for number, e in enumerate(events[1:]):
+        e["args"]["task"] = number  # tasks of 10, 4 and 2 ms
     summary = _summarise(events, threads=2, policy="counter")
     assert summary.idle_at_end == pytest.approx(2e-3)
     assert summary.idle_between == pytest.approx(2e-3)
     text = idle_explained(summary)
     assert "4.00 worker-ms, 50% at the ends of runs" in text
     assert "50% between a worker's tasks" in text
+    assert sorted(summary.task_seconds) == pytest.approx([2e-3, 4e-3, 10e-3])
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(granularity_table(summary))
+    rows = " ".join(console.export_text().replace("│", " ").split())
+    # One task in each of three octaves (of microseconds), by count and by time.
+    assert "1 33.3% 12.5%" in rows and "1 33.3% 25.0%" in rows and "1 33.3% 62.5%" in rows
+
+
+def test_charts_without_matplotlib_are_one_sentence(monkeypatch):
+    import importlib.util
+
+    from tilecc import report
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else found(name)
+    )
+    with pytest.raises(ValueError, match=r"pip install 'tilecc\[plot\]', or leave out --png"):
+        report.check_charts_available()

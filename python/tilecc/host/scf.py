@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,10 +151,18 @@ def _chkfile_density(mf: Any, path: Path) -> Any:
 
 
 class _Counter:
-    """An SCF callback that counts cycles."""
+    """An SCF callback that counts cycles and logs each one's energy, change and orbital
+    gradient (at INFO: shown by `tilecc run`, silent in a Python session without logging)."""
 
     def __init__(self) -> None:
         self.count = 0
 
     def __call__(self, envs: dict[str, Any]) -> None:
+        from tilecc.log import LOGGER
+
         self.count += 1
+        energy, last = float(envs.get("e_tot", math.nan)), envs.get("last_hf_e")
+        change = energy - float(last) if last is not None else math.nan
+        gradient = envs.get("norm_gorb")
+        shown = f"  |g| {float(gradient):.2e}" if gradient is not None else ""
+        LOGGER.info(f"  SCF {self.count:3d}  {energy:+.10f}  {change:+.3e}{shown}")
