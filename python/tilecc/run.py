@@ -368,7 +368,12 @@ def problem_class(
     virtual = sum(int(np.count_nonzero(occ == 0)) for occ in per_spin)
     group = mf.mol.groupname if mf.mol.symmetry else "C1"
     irreps = len(mf.mol.irrep_name) if mf.mol.symmetry else 1
-    features = {"occupied": occupied, "virtual": virtual, "irreps": irreps, "threads": threads}
+    features: dict[str, float] = {
+        "occupied": occupied,
+        "virtual": virtual,
+        "irreps": irreps,
+        "threads": threads,
+    }
     return tune.size_class(opts.method, reference, occupied, virtual, group), features
 
 
