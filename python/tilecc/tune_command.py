@@ -78,6 +78,8 @@ def show_tuning(
     )
     candidates = tune.configurations(options.tiles, options.quanta, options.policies, start)
     trials = tune.explore(two_iterations, candidates, options.budget_seconds, report)
+    LOGGER.info(f"timing the first and the {tune.CONFIRMED - 1} fastest others again:")
+    tune.confirm(trials, two_iterations, report)
     timed = [t for t in trials if math.isfinite(t.seconds)]
     if not timed:
         raise ValueError(
@@ -85,9 +87,9 @@ def show_tuning(
         )
     winner = tune.best(timed)
     table = Table(title=f"tilecc tune: {problem}")
-    for column in ("tile", "quantum", "policy", "s / iteration", "vs. first"):
+    for column in ("tile", "quantum", "policy", "s / iteration", "vs. first", "timed"):
         table.add_column(column, justify="right")
-    for t in sorted(timed, key=lambda t: t.seconds):
+    for t in sorted(timed, key=lambda t: (not t.confirmed, t.seconds)):
         c = t.configuration
         table.add_row(
             str(c.tile),
@@ -95,6 +97,7 @@ def show_tuning(
             c.policy,
             f"{t.seconds:.3f}",
             f"{t.seconds / timed[0].seconds:.2f}",
+            "twice" if t.confirmed else "once",
         )
     show(table)
     show(decomposition_by_tile(timed))
