@@ -224,33 +224,19 @@ def _events(recorders: list[TraceRecorder]) -> Iterable[dict[str, Any]]:
     def us(t: float) -> float:
         return round((t - origin) * 1e6, 3)
 
+    def row(pid: int, tid: int, name: str) -> dict[str, Any]:
+        """The metadata event that names a trace row."""
+        return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": name}}
+
     first_worker = 0
     for rank, rec in enumerate(recorders):
         pid = rank + 1
         title = "tilecc" if len(recorders) == 1 else f"tilecc rank {rank}"
         yield {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": title}}
         for w in range(rec.threads):
-            yield {
-                "ph": "M",
-                "pid": pid,
-                "tid": first_worker + w,
-                "name": "thread_name",
-                "args": {"name": f"worker {w}"},
-            }
-        yield {
-            "ph": "M",
-            "pid": pid,
-            "tid": RUNS_ROW,
-            "name": "thread_name",
-            "args": {"name": "contractions"},
-        }
-        yield {
-            "ph": "M",
-            "pid": pid,
-            "tid": JOB_ROW,
-            "name": "thread_name",
-            "args": {"name": "job"},
-        }
+            yield row(pid, first_worker + w, f"worker {w}")
+        yield row(pid, RUNS_ROW, "contractions")
+        yield row(pid, JOB_ROW, "job")
         for span in rec.spans:
             yield {
                 "ph": "X",
