@@ -159,16 +159,7 @@ def keep(
         "features": features,
         "seconds_per_iteration": winner.seconds,
         "tuned": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "trials": [
-            {
-                **asdict(t.configuration),
-                "seconds": t.seconds,
-                "error": t.error,
-                "confirmed": t.confirmed,
-            }
-            for t in trials
-            if math.isfinite(t.seconds) or t.error
-        ],
+        "trials": [describe(t) for t in trials if math.isfinite(t.seconds) or t.error],
     }
     wisdom.add_entry(path or wisdom.wisdom_path(), key(problem_class), entry)
 
