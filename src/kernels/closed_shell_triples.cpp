@@ -27,20 +27,6 @@ Perm inverse(const Perm& p) {
   return inv;
 }
 
-// Offset and size of each irrep's range; refuses orbitals that are not sorted by irrep.
-void irrep_ranges(const IndexSpace& space, std::array<extent_t, 8>& off,
-                  std::array<extent_t, 8>& size) {
-  int last = 0;
-  for (const Orbital& orbital : space.orbitals()) {
-    TILECC_CHECK(orbital.spin == Spin::none && orbital.irrep >= last,
-                 "closed-shell (T): the orbitals of ", space.describe(),
-                 " must be spatial orbitals sorted by irrep.");
-    last = orbital.irrep;
-    ++size[static_cast<std::size_t>(orbital.irrep)];
-  }
-  for (std::size_t g = 1; g < 8; ++g) off[g] = off[g - 1] + size[g - 1];
-}
-
 std::size_t u(int g) { return static_cast<std::size_t>(g); }
 std::size_t u(extent_t n) { return static_cast<std::size_t>(n); }
 
@@ -57,8 +43,8 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in) {
   no_ = o.size(), nv_ = v.size();
   const extent_t no = no_, nv = nv_, nv2 = nv * nv;
   for (const Orbital& orbital : o.orbitals()) occ_irrep_.push_back(orbital.irrep);
-  irrep_ranges(o, occ_off_, occ_n_);
-  irrep_ranges(v, vir_off_, vir_n_);
+  detail::irrep_ranges(o, occ_off_, occ_n_);
+  detail::irrep_ranges(v, vir_off_, vir_n_);
 
   for (int gab = 0; gab < irreps; ++gab) {
     extent_t rows = 0;
@@ -151,11 +137,14 @@ extent_t ClosedShellTriples::scratch_doubles() const {
   return 8 * *std::max_element(size_.begin(), size_.end());
 }
 
-extent_t ClosedShellTriples::elements(extent_t i, extent_t j, extent_t k) const {
-  return size_[u(occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)])];
+double ClosedShellTriples::cost(extent_t i, extent_t task) const {
+  const auto [j, k] = occupied_pair(no_, i, task, false);
+  return static_cast<double>(size_[u(occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)])]);
 }
 
-double ClosedShellTriples::flops(extent_t i, extent_t j, extent_t k) const {
+double ClosedShellTriples::flops(extent_t i, extent_t task) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, false);
+  const extent_t j = jk[0], k = jk[1];
   const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)];
   double flops = 0.0;
   // Each of the six orderings (p, q, r) runs the GEMMs of connected(): over f per group, over m
@@ -278,7 +267,9 @@ void ClosedShellTriples::add_disconnected(int g, const std::array<extent_t, 3>& 
   });
 }
 
-double ClosedShellTriples::energy(extent_t i, extent_t j, extent_t k, double* scratch) const {
+double ClosedShellTriples::energy(extent_t i, extent_t task, double* scratch) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, false);
+  const extent_t j = jk[0], k = jk[1];
   const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)];
   const extent_t size = size_[u(g)];
   const std::array<extent_t, 3> occ = {i, j, k};
@@ -315,7 +306,7 @@ double ClosedShellTriples::energy(extent_t i, extent_t j, extent_t k, double* sc
         for (extent_t c = 0; c < nc; ++c) energy += w[at + c] * z[at + c] / (d_ab - ec[c]);
       }
   });
-  return energy;
+  return distinct_orderings(i, j, k) * energy;
 }
 
 }  // namespace tilecc::kernels

@@ -17,8 +17,9 @@ struct SourceView {
 };
 
 /** out[a * out_sa + b * nc + c] = sum over the sources of weight * source(a, b, c), for a block
- *  of na x nb x nc whose rows of b and c are contiguous (out_sa = nb * nc in a dense block). */
-template <std::size_t N>
+ *  of na x nb x nc whose rows of b and c are contiguous (out_sa = nb * nc in a dense block); with
+ *  Accumulate, out += that sum. */
+template <std::size_t N, bool Accumulate = false>
 void permuted_block_sum(double* out, extent_t out_sa, extent_t na, extent_t nb, extent_t nc,
                         const std::array<SourceView, N>& sources) {
   constexpr extent_t tile = 16;
@@ -30,7 +31,8 @@ void permuted_block_sum(double* out, extent_t out_sa, extent_t na, extent_t nb, 
         for (extent_t a = a0; a < a1; ++a)
           for (extent_t b = b0; b < b1; ++b) {
             double* row = out + a * out_sa + b * nc;
-            for (extent_t c = c0; c < c1; ++c) row[c] = 0.0;
+            if constexpr (!Accumulate)
+              for (extent_t c = c0; c < c1; ++c) row[c] = 0.0;
             for (const SourceView& v : sources) {
               const double* in = v.base + a * v.sa + b * v.sb;
               if (v.sc == 1)

@@ -133,11 +133,17 @@ int SpinOrbitalTriples::triple_label(extent_t i, extent_t j, extent_t k) const {
   return combine(combine(occ_label_[u(i)], occ_label_[u(j)]), occ_label_[u(k)]);
 }
 
-extent_t SpinOrbitalTriples::elements(extent_t i, extent_t j, extent_t k) const {
-  return size_[u(triple_label(i, j, k))];
+extent_t SpinOrbitalTriples::tasks(extent_t i) const { return occupied_pairs(no_, i, true); }
+
+double SpinOrbitalTriples::cost(extent_t i, extent_t task) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
+  const extent_t j = jk[0], k = jk[1];
+  return static_cast<double>(size_[u(triple_label(i, j, k))]);
 }
 
-double SpinOrbitalTriples::flops(extent_t i, extent_t j, extent_t k) const {
+double SpinOrbitalTriples::flops(extent_t i, extent_t task) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
+  const extent_t j = jk[0], k = jk[1];
   const int g = triple_label(i, j, k);
   double flops = 0.0;
   for (const extent_t p : {i, j, k})
@@ -231,7 +237,9 @@ void SpinOrbitalTriples::disconnected(int g, extent_t p, extent_t q, extent_t r,
   });
 }
 
-double SpinOrbitalTriples::energy(extent_t i, extent_t j, extent_t k, double* scratch) const {
+double SpinOrbitalTriples::energy(extent_t i, extent_t task, double* scratch) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
+  const extent_t j = jk[0], k = jk[1];
   const int g = triple_label(i, j, k);
   const extent_t size = size_[u(g)];
   double *y = scratch, *w = scratch + size, *x = scratch + 2 * size;
@@ -259,7 +267,7 @@ double SpinOrbitalTriples::energy(extent_t i, extent_t j, extent_t k, double* sc
         for (extent_t c = 0; c < nc; ++c) energy += w[at + c] * x[at + c] / (d_ab - ec[c]);
       }
   });
-  return energy;
+  return 6.0 * energy;
 }
 
 }  // namespace tilecc::kernels

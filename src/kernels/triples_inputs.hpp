@@ -21,6 +21,21 @@ inline void check_spaces(const BlockTensor* t, const char* name,
                  shape.space(k - 1).describe(), ", expected t1's ", space->describe(), ".");
 }
 
+/** Offset and size of each irrep's range of a closed-shell kernel's space; refuses orbitals that
+ *  are not spatial orbitals sorted by irrep. */
+inline void irrep_ranges(const IndexSpace& space, std::array<extent_t, 8>& off,
+                         std::array<extent_t, 8>& size) {
+  int last = 0;
+  for (const Orbital& orbital : space.orbitals()) {
+    TILECC_CHECK(orbital.spin == Spin::none && orbital.irrep >= last,
+                 "closed-shell (T): the orbitals of ", space.describe(),
+                 " must be spatial orbitals sorted by irrep.");
+    last = orbital.irrep;
+    ++size[static_cast<std::size_t>(orbital.irrep)];
+  }
+  for (std::size_t g = 1; g < 8; ++g) off[g] = off[g - 1] + size[g - 1];
+}
+
 inline std::vector<double> energies(const IndexSpace& space) {
   std::vector<double> e;
   for (const Orbital& orbital : space.orbitals()) e.push_back(orbital.energy);

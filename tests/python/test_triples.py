@@ -10,7 +10,9 @@ from pyscf import cc, gto, scf
 from pyscf.cc import gccsd_t
 
 import tilecc.cc
+from tilecc import _core
 from tilecc.cc import triples
+from tilecc.space import Space
 
 WATER = "O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692"
 
@@ -65,7 +67,7 @@ def test_uhf_matches_pyscf_uccsd_t():
 
 @pytest.mark.parametrize(
     ("basis", "symmetry", "tile"),
-    # cc-pVTZ without symmetry: one symmetry block of W of 150,000 elements per triple.
+    # cc-pVTZ without symmetry: one symmetry block of W of 150,000 elements per occupied triple.
     [("6-31g", True, 3), ("6-31g", False, 100), ("cc-pvtz", False, 100)],
 )
 def test_closed_shell_matches_pyscf(basis, symmetry, tile):
@@ -82,6 +84,89 @@ def test_closed_shell_matches_pyscf(basis, symmetry, tile):
     assert mine.e_t == pytest.approx(expected, abs=1e-10)
     assert mine.e_tot == pytest.approx(ref.e_tot, abs=1e-8)
     assert mine.e_tot_ccsd_t == pytest.approx(ref.e_tot + expected, abs=1e-8)
+    # Both loops, whichever the default chose; the progress reaches its total.
+    for loop in ("occupied", "virtual"):
+        steps: list[tuple[int, int]] = []
+        e_t = triples.restricted_triples(
+            mine.t1, mine.t2, mine.problem, lambda *step, seen=steps: seen.append(step), loop
+        )
+        assert e_t == pytest.approx(expected, abs=1e-10)
+        assert steps[-1][0] == steps[-1][1]
+
+
+def _closed_shell_kernels(mine):
+    p = mine.problem
+    tensors = {
+        "ovvv": p.eri["ovvv"].settled_core(),
+        "ovoo": p.eri["ovoo"].settled_core(),
+        "ovov": p.eri["ovov"].settled_core(),
+        "t2": mine.t2.settled_core(),
+        "t1": mine.t1.settled_core(),
+        "fov": p.fock["ov"].settled_core(),
+    }
+    return _core.ClosedShellTriples(**tensors), _core.ClosedShellVirtualTriples(**tensors)
+
+
+def test_closed_shell_executed_flops_are_counted_exactly():
+    # Each loop's GEMMs contract over f and m only where both factors are allowed by point group;
+    # count those index quadruples independently, from the orbitals' irreps. The occupied loop
+    # runs the six orderings of every i <= j <= k; the virtual loop those of every a >= b >= c.
+    mol = gto.M(atom=WATER, basis="6-31g", symmetry=True, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-10)
+    mine = tilecc.cc.RCCSD(mf, frozen=1, tile=3, threads=1, conv_tol=1e-6).run()
+    occupied, virtual = _closed_shell_kernels(mine)
+    go = np.asarray(mine.problem.occ.irreps)
+    gv = np.asarray(mine.problem.vir.irreps)
+    no, nv = len(go), len(gv)
+    pair_irreps = np.bitwise_xor.outer(go, go).ravel()  # irrep(q) ^ irrep(r) over all (q, r)
+
+    def vir_loop_flops(x, y, z):
+        # f: (px|fy) t_rq^zf; m: (px|mq) t_mr^yz.
+        f = sum(
+            np.count_nonzero(go == gv[x] ^ gv[y] ^ gv[e])
+            * np.count_nonzero(pair_irreps == gv[z] ^ gv[e])
+            for e in range(nv)
+        )
+        m = sum(
+            np.count_nonzero((go[:, None] ^ go[None, :]) == gv[x] ^ go[mm])
+            * np.count_nonzero(go == go[mm] ^ gv[y] ^ gv[z])
+            for mm in range(no)
+        )
+        return 2 * (f + m)
+
+    def occ_loop_flops(p, q, r):
+        # f: (pa|fb) t_rq^cf; m: (pa|mq) t_mr^bc, over all (a, b, c).
+        vir_pairs = np.bitwise_xor.outer(gv, gv).ravel()
+        f = sum(
+            np.count_nonzero(vir_pairs == go[p] ^ gv[e])
+            * np.count_nonzero(gv == go[r] ^ go[q] ^ gv[e])
+            for e in range(nv)
+        )
+        m = sum(
+            np.count_nonzero(gv == go[p] ^ go[mm] ^ go[q])
+            * np.count_nonzero(vir_pairs == go[mm] ^ go[r])
+            for mm in range(no)
+        )
+        return 2 * (f + m)
+
+    def over_orderings(count, triples_):
+        return sum(
+            count(*(t[s] for s in order))
+            for t in triples_
+            for order in itertools.permutations(range(3))
+        )
+
+    occ_triples = [(i, j, k) for i in range(no) for j in range(i, no) for k in range(j, no)]
+    vir_triples = [(a, b, c) for a in range(nv) for b in range(a + 1) for c in range(b + 1)]
+    assert occupied.executed_flops == over_orderings(occ_loop_flops, occ_triples)
+    assert virtual.executed_flops == over_orderings(vir_loop_flops, vir_triples)
+
+
+def test_closed_shell_loop_follows_the_cache():
+    # The occupied loop while its W of v^3/|G| doubles stays within 2 MiB.
+    assert triples.closed_shell_loop(Space.spatial(64)) == "occupied"  # 2.0 MiB
+    assert triples.closed_shell_loop(Space.spatial(65)) == "virtual"
+    assert triples.closed_shell_loop(Space.spatial(100, irreps=[0, 1, 2, 3] * 25)) == "occupied"
 
 
 def test_needs_ccsd_amplitudes():

@@ -1,9 +1,11 @@
 #pragma once
 /** @file The closed-shell (T) energy, one occupied triple (i, j, k) at a time, fused and with
- * point-group symmetry (a TriplesKernel, see kernels/triples.hpp).
+ * point-group symmetry (a TriplesKernel, see kernels/triples.hpp): step i, one task per pair
+ * i <= j <= k. The inputs are shared with the virtual-triple loop
+ * (kernels/closed_shell_virtual_triples.hpp), which suits large virtual spaces of low symmetry.
  *
  * Kernel contract:
- *  - energy(i, j, k) is sum_abc W_abc r3(X)_abc / D_abc where, with S the sum over the six
+ *  - A triple's summand is sum_abc W_abc r3(X)_abc / D_abc where, with S the sum over the six
  *    simultaneous orderings of (i,j,k) and (a,b,c),
  *      W = S[ sum_f (ia|fb) t_kj^cf - sum_m (ia|mj) t_mk^bc ],
  *      X = W + S[ (ia|jb) t_kc + f_kc t_ij^ab ] / 2,
@@ -45,13 +47,15 @@ class ClosedShellTriples final : public TriplesKernel {
 
   explicit ClosedShellTriples(const ClosedShellTriplesInputs& in);
 
-  extent_t occupied() const override { return no_; }
-  bool antisymmetric() const override { return false; }
+  extent_t steps() const override { return no_; }
+  extent_t tasks(extent_t i) const override { return occupied_pairs(no_, i, false); }
   double scale() const override { return 2.0 / 6.0; }
   extent_t scratch_doubles() const override;
-  extent_t elements(extent_t i, extent_t j, extent_t k) const override;
-  double flops(extent_t i, extent_t j, extent_t k) const override;
-  double energy(extent_t i, extent_t j, extent_t k, double* scratch) const override;
+  /** The triple's stored W elements. */
+  double cost(extent_t i, extent_t task) const override;
+  double flops(extent_t i, extent_t task) const override;
+  /** The triple's summand, times its distinct orderings. */
+  double energy(extent_t i, extent_t task, double* scratch) const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;

@@ -1,10 +1,11 @@
 #pragma once
 /** @file The spin-orbital (T) energy of any single-determinant reference (UHF; ROHF on
  * semicanonical orbitals), one occupied triple i < j < k at a time, fused and over its non-zero
- * spin and point-group blocks only (a TriplesKernel, see kernels/triples.hpp).
+ * spin and point-group blocks only (a TriplesKernel, see kernels/triples.hpp): step i, one task per
+ * pair j < k after it.
  *
  * Kernel contract:
- *  - energy(i, j, k) is sum_abc W_abc X_abc / D_abc where, with P(a/bc) x_abc = x_abc - x_bac -
+ *  - A triple's summand is sum_abc W_abc X_abc / D_abc where, with P(a/bc) x_abc = x_abc - x_bac -
  *    x_cba and P(i/jk) f(i, j, k) = f(i, j, k) - f(j, i, k) - f(k, j, i),
  *      W = P(a/bc) P(i/jk) [ -sum_e t_jk^ae <ie||bc> - sum_m t_im^bc <jk||ma> ],
  *      X = W + P(a/bc) P(i/jk) [ t_i^a <jk||bc> + f_ia t_jk^bc ],
@@ -46,13 +47,15 @@ class SpinOrbitalTriples final : public TriplesKernel {
 
   explicit SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in);
 
-  extent_t occupied() const override { return no_; }
-  bool antisymmetric() const override { return true; }
+  extent_t steps() const override { return no_; }
+  extent_t tasks(extent_t i) const override;
   double scale() const override { return 1.0 / 36.0; }
   extent_t scratch_doubles() const override;
-  extent_t elements(extent_t i, extent_t j, extent_t k) const override;
-  double flops(extent_t i, extent_t j, extent_t k) const override;
-  double energy(extent_t i, extent_t j, extent_t k, double* scratch) const override;
+  /** The triple's stored W elements. */
+  double cost(extent_t i, extent_t task) const override;
+  double flops(extent_t i, extent_t task) const override;
+  /** The triple's summand, times its 6 orderings. */
+  double energy(extent_t i, extent_t task, double* scratch) const override;
 
  private:
   using Ranges = std::array<extent_t, orbital_labels>;

@@ -1,36 +1,62 @@
 #pragma once
-/** @file The (T) kernel contract: the energy of one occupied triple, over its non-zero symmetry
- * blocks only.
+/** @file The (T) kernel contract: the (T) energy as a sum over tasks, grouped into steps, over
+ * non-zero symmetry blocks only.
  *
  * Kernel contract:
- *  - energy(i, j, k, scratch) is one occupied triple's summand; the (T) energy is scale() times
- *    its sum over all (i, j, k). The summand is the same for every ordering of a triple, so the
- *    scheduler computes i <= j <= k only and weights each by its number of distinct orderings;
- *    where it vanishes when two indices coincide (antisymmetric(): the spin-orbital form, two
- *    equal occupied spin orbitals), only i < j < k.
- *  - elements(i, j, k) is the triple's work up to a constant (its stored W elements): the
- *    scheduler's task cost.
+ *  - The (T) energy is scale() times the sum of energy(step, task) over every task of every step.
+ *    A task stands for several triples (occupied or virtual, as the kernel loops) and returns their
+ *    summands already weighted by the orderings each stands for.
+ *  - Steps are what the scheduler runs at once (one executor run each) and what progress counts;
+ *    a kernel makes them of similar work and of enough tasks to keep every worker busy.
+ *  - cost(step, task) is the task's work up to a constant (the scheduler's cost); flops(step,
+ *    task) the floating-point operations its GEMMs execute (they dominate its work).
  *  - Inputs are read once, through the tensors' stores, when the kernel is made, and repacked;
  *    energy() is const and writes only its scratch (scratch_doubles() of it), so workers may call
  *    it concurrently.
  */
+#include <array>
+
+#include "tilecc/error.hpp"
 #include "tilecc/types.hpp"
 
 namespace tilecc::kernels {
 
+/** Kernels that loop over occupied triples make step i of the pairs (j, k) after it: i <= j <= k,
+ *  or i < j < k where the summand vanishes when two coincide (`distinct`). Their number: */
+inline extent_t occupied_pairs(extent_t occupied, extent_t i, bool distinct) {
+  const extent_t after = occupied - i - (distinct ? 1 : 0);
+  return after < 1 ? 0 : distinct ? after * (after - 1) / 2 : after * (after + 1) / 2;
+}
+
+/** Step i's task-th pair (j, k), in order of j, then k. */
+inline std::array<extent_t, 2> occupied_pair(extent_t occupied, extent_t i, extent_t task,
+                                             bool distinct) {
+  const extent_t step = distinct ? 1 : 0;
+  for (extent_t j = i + step; j < occupied; ++j) {
+    const extent_t ks = occupied - j - step;
+    if (task < ks) return {j, j + step + task};
+    task -= ks;
+  }
+  TILECC_CHECK(false, "(T): step ", i, " has no task ", task, ".");
+  return {};
+}
+
+/** The distinct orderings of a triple: 1, 3 or 6 as it has three, two or one distinct values. */
+inline double distinct_orderings(extent_t x, extent_t y, extent_t z) {
+  return (x == y && y == z) ? 1.0 : (x == y || y == z || x == z) ? 3.0 : 6.0;
+}
+
 class TriplesKernel {
  public:
   virtual ~TriplesKernel() = default;
-  virtual extent_t occupied() const = 0;
-  /** True: the summand is antisymmetric in (i, j, k) and only i < j < k are asked for. */
-  virtual bool antisymmetric() const = 0;
-  /** The (T) energy over the sum of energy() over all (i, j, k). */
+  virtual extent_t steps() const = 0;
+  virtual extent_t tasks(extent_t step) const = 0;
+  /** The (T) energy over the sum of energy() over all tasks. */
   virtual double scale() const = 0;
   virtual extent_t scratch_doubles() const = 0;
-  virtual extent_t elements(extent_t i, extent_t j, extent_t k) const = 0;
-  /** Floating-point operations the triple's GEMMs execute (they dominate its work). */
-  virtual double flops(extent_t i, extent_t j, extent_t k) const = 0;
-  virtual double energy(extent_t i, extent_t j, extent_t k, double* scratch) const = 0;
+  virtual double cost(extent_t step, extent_t task) const = 0;
+  virtual double flops(extent_t step, extent_t task) const = 0;
+  virtual double energy(extent_t step, extent_t task, double* scratch) const = 0;
 };
 
 }  // namespace tilecc::kernels

@@ -22,9 +22,10 @@ Closed-shell form (include/tilecc/kernels/closed_shell_triples.hpp), PySCF's ccs
 with S the sum over the six simultaneous orderings of (i,j,k) and (a,b,c).
 
 Both kernels read the integrals and amplitudes from their block tensors through the tensors'
-stores, compute each triple fused over its non-zero spin and point-group blocks only, and never
-hold more than one triple's W; the triples run as weighted tasks on the executor, one call per
-first occupied index so that the progress display moves.
+stores and compute fused over non-zero spin and point-group blocks only. The spin-orbital kernel
+loops over occupied triples (a v^3 W each); the closed-shell one over virtual triples a >= b >= c
+(Rendell's order: an o^3 W each, which stays in cache, and GEMMs batched over ranges of c). Their
+tasks run weighted on the executor, one call per step so that the progress display moves.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from tilecc import _core
 from tilecc.context import Context
 from tilecc.host.pyscf import RestrictedProblem, SpinOrbitalProblem
+from tilecc.space import Space
 from tilecc.tensor import Tensor
 
 Progress = Callable[[int, int], None]
@@ -43,11 +47,11 @@ Progress = Callable[[int, int], None]
 def _run(kernel: _core.TriplesKernel, context: Context, progress: Progress | None) -> float:
     start = time.perf_counter()
     total = 0.0
-    occupied = kernel.occupied
-    for i in range(occupied):
-        total += kernel.energy_for_i(i, context.runtime)
+    steps = kernel.steps
+    for step in range(steps):
+        total += kernel.energy_for_step(step, context.runtime)
         if progress is not None:
-            progress(i + 1, occupied)
+            progress(step + 1, steps)
     context.count_triples(kernel.executed_flops, time.perf_counter() - start)
     return kernel.scale * total
 
@@ -71,11 +75,47 @@ def spin_orbital_triples(
     return _run(spin_orbital_kernel(t1, t2, p), t1.context, progress)
 
 
+# The occupied loop's W per triple (v^3 / |G| doubles) above which its element passes leave the
+# cache and the virtual loop is faster: measured between 1.6 MB (benzene/cc-pVDZ in C2v, where
+# the occupied loop is 1.3x faster) and 3.2 MB (in Cs, 0.72x), on 1 MiB of L2 per core
+# (benchmarks/HISTORY.md).
+OCCUPIED_LOOP_W_BYTES = 2 << 20
+
+
+def closed_shell_loop(vir: Space) -> str:
+    """The closed-shell (T) loop expected to be faster for this virtual space: ``"occupied"``
+    while the occupied loop's largest W (packed by symmetry) stays in cache, else ``"virtual"``.
+
+    >>> from tilecc.space import Space
+    >>> closed_shell_loop(Space.spatial(60)), closed_shell_loop(Space.spatial(80))
+    ('occupied', 'virtual')
+    >>> closed_shell_loop(Space.spatial(80, irreps=[0] * 40 + [1] * 40))  # W of 80^3/2 doubles
+    'occupied'
+    """
+    per_irrep = np.bincount(np.asarray(vir.irreps, dtype=int), minlength=8)
+    largest = max(
+        sum(
+            int(per_irrep[a] * per_irrep[b] * per_irrep[g ^ a ^ b])
+            for a in range(8)
+            for b in range(8)
+        )
+        for g in range(8)
+    )
+    return "virtual" if 8 * largest > OCCUPIED_LOOP_W_BYTES else "occupied"
+
+
 def restricted_triples(
-    t1: Tensor, t2: Tensor, p: RestrictedProblem, progress: Progress | None = None
+    t1: Tensor,
+    t2: Tensor,
+    p: RestrictedProblem,
+    progress: Progress | None = None,
+    loop: str | None = None,
 ) -> float:
-    """E(T) for converged closed-shell (spin-adapted) CCSD amplitudes."""
-    kernel = _core.ClosedShellTriples(
+    """E(T) for converged closed-shell (spin-adapted) CCSD amplitudes, looping over occupied or
+    virtual triples (``loop``; by default closed_shell_loop's choice)."""
+    kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}[
+        loop or closed_shell_loop(p.vir)
+    ](
         ovvv=p.eri["ovvv"].settled_core(),
         ovoo=p.eri["ovoo"].settled_core(),
         ovov=p.eri["ovov"].settled_core(),
