@@ -10,7 +10,6 @@ from pyscf import cc, gto, scf
 from pyscf.cc import gccsd_t
 
 import tilecc.cc
-from tilecc import _core
 from tilecc.cc import triples
 from tilecc.space import Space
 
@@ -94,19 +93,6 @@ def test_closed_shell_matches_pyscf(basis, symmetry, tile):
         assert steps[-1][0] == steps[-1][1]
 
 
-def _closed_shell_kernels(mine):
-    p = mine.problem
-    tensors = {
-        "ovvv": p.eri["ovvv"].settled_core(),
-        "ovoo": p.eri["ovoo"].settled_core(),
-        "ovov": p.eri["ovov"].settled_core(),
-        "t2": mine.t2.settled_core(),
-        "t1": mine.t1.settled_core(),
-        "fov": p.fock["ov"].settled_core(),
-    }
-    return _core.ClosedShellTriples(**tensors), _core.ClosedShellVirtualTriples(**tensors)
-
-
 def test_closed_shell_executed_flops_are_counted_exactly():
     # Each loop's GEMMs contract over f and m only where both factors are allowed by point group;
     # count those index quadruples independently, from the orbitals' irreps. The occupied loop
@@ -114,7 +100,10 @@ def test_closed_shell_executed_flops_are_counted_exactly():
     mol = gto.M(atom=WATER, basis="6-31g", symmetry=True, verbose=0)
     mf = scf.RHF(mol).run(conv_tol=1e-10)
     mine = tilecc.cc.RCCSD(mf, frozen=1, tile=3, threads=1, conv_tol=1e-6).run()
-    occupied, virtual = _closed_shell_kernels(mine)
+    occupied, virtual = (
+        triples.restricted_kernel(mine.t1, mine.t2, mine.problem, loop)
+        for loop in ("occupied", "virtual")
+    )
     go = np.asarray(mine.problem.occ.irreps)
     gv = np.asarray(mine.problem.vir.irreps)
     no, nv = len(go), len(gv)

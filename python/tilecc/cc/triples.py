@@ -82,18 +82,10 @@ def spin_orbital_triples(
 OCCUPIED_LOOP_W_BYTES = 2 << 20
 
 
-def closed_shell_loop(vir: Space) -> str:
-    """The closed-shell (T) loop expected to be faster for this virtual space: ``"occupied"``
-    while the occupied loop's largest W (packed by symmetry) stays in cache, else ``"virtual"``.
-
-    >>> from tilecc.space import Space
-    >>> closed_shell_loop(Space.spatial(60)), closed_shell_loop(Space.spatial(80))
-    ('occupied', 'virtual')
-    >>> closed_shell_loop(Space.spatial(80, irreps=[0] * 40 + [1] * 40))  # W of 80^3/2 doubles
-    'occupied'
-    """
+def largest_occupied_loop_w(vir: Space) -> int:
+    """Elements of the occupied loop's largest W (a v^3 array packed by point group)."""
     per_irrep = np.bincount(np.asarray(vir.irreps, dtype=int), minlength=8)
-    largest = max(
+    return max(
         sum(
             int(per_irrep[a] * per_irrep[b] * per_irrep[g ^ a ^ b])
             for a in range(8)
@@ -101,7 +93,37 @@ def closed_shell_loop(vir: Space) -> str:
         )
         for g in range(8)
     )
-    return "virtual" if 8 * largest > OCCUPIED_LOOP_W_BYTES else "occupied"
+
+
+def closed_shell_loop(vir: Space) -> str:
+    """The closed-shell (T) loop expected to be faster for this virtual space: ``"occupied"``
+    while the occupied loop's largest W stays in cache, else ``"virtual"``.
+
+    >>> from tilecc.space import Space
+    >>> closed_shell_loop(Space.spatial(60)), closed_shell_loop(Space.spatial(80))
+    ('occupied', 'virtual')
+    >>> closed_shell_loop(Space.spatial(80, irreps=[0] * 40 + [1] * 40))  # W of 80^3/2 doubles
+    'occupied'
+    """
+    return "virtual" if 8 * largest_occupied_loop_w(vir) > OCCUPIED_LOOP_W_BYTES else "occupied"
+
+
+def restricted_kernel(
+    t1: Tensor, t2: Tensor, p: RestrictedProblem, loop: str | None = None
+) -> _core.TriplesKernel:
+    """The closed-shell (T) kernel looping over occupied or virtual triples (``loop``; by default
+    closed_shell_loop's choice)."""
+    kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}[
+        loop or closed_shell_loop(p.vir)
+    ]
+    return kernel(
+        ovvv=p.eri["ovvv"].settled_core(),
+        ovoo=p.eri["ovoo"].settled_core(),
+        ovov=p.eri["ovov"].settled_core(),
+        t2=t2.settled_core(),
+        t1=t1.settled_core(),
+        fov=p.fock["ov"].settled_core(),
+    )
 
 
 def restricted_triples(
@@ -111,16 +133,6 @@ def restricted_triples(
     progress: Progress | None = None,
     loop: str | None = None,
 ) -> float:
-    """E(T) for converged closed-shell (spin-adapted) CCSD amplitudes, looping over occupied or
-    virtual triples (``loop``; by default closed_shell_loop's choice)."""
-    kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}[
-        loop or closed_shell_loop(p.vir)
-    ](
-        ovvv=p.eri["ovvv"].settled_core(),
-        ovoo=p.eri["ovoo"].settled_core(),
-        ovov=p.eri["ovov"].settled_core(),
-        t2=t2.settled_core(),
-        t1=t1.settled_core(),
-        fov=p.fock["ov"].settled_core(),
-    )
-    return _run(kernel, t1.context, progress)
+    """E(T) for converged closed-shell (spin-adapted) CCSD amplitudes (``loop``: see
+    restricted_kernel)."""
+    return _run(restricted_kernel(t1, t2, p, loop), t1.context, progress)
