@@ -10,7 +10,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -410,6 +410,7 @@ def configure(
         "quantum": opts.runtime.quantum,
         "policy": opts.runtime.policy,
         "source": source,
+        **({"predicted_by": "tuning model"} if source == "predicted" else {}),
         "class": problem,
         "features": features,
     }
@@ -609,10 +610,6 @@ def run(
 
     threads = opts.runtime.threads or _default_threads()
     opts, configuration = configure(opts, *problem_class(opts, mf, frozen, reference, threads))
-    LOGGER.info(
-        f"configuration: tile {configuration['tile']}, quantum {configuration['quantum']}, "
-        f"policy {configuration['policy']} ({configuration['source']})"
-    )
 
     def solver(store: str, memory_budget: int | None, **overrides: Any) -> Any:
         """The CC solver of the job, on ``store``; ``overrides`` replace its keyword arguments
@@ -643,6 +640,32 @@ def run(
         )
         return kind(mf, **(arguments | overrides))
 
+    # The job's plans at each tile the cost model compares, kept for the in-core decision below.
+    plans: dict[int, Any] = {}
+    if configuration["source"] == "default" and "tile" not in opts.chosen and world().size == 1:
+        from tilecc import tune
+        from tilecc.cc.planning import plan_job
+
+        def predict(tile: int) -> float:
+            plans[tile] = plan_job(
+                solver("none", None, tile=tile), opts.runtime.memory_budget, opts.runtime.staging
+            )
+            return float(plans[tile].iteration_seconds)
+
+        tile, predicted = tune.predicted_tile(predict, opts.tile)
+        opts = replace(opts, tile=tile)
+        configuration.update(
+            tile=tile,
+            source="predicted",
+            predicted_by="cost model",
+            predicted_iteration_seconds={str(t): s for t, s in predicted.items()},
+        )
+    LOGGER.info(
+        f"configuration: tile {configuration['tile']}, quantum {configuration['quantum']}, "
+        f"policy {configuration['policy']} ({configuration['source']}"
+        + (f" by the {configuration['predicted_by']})" if "predicted_by" in configuration else ")")
+    )
+
     if opts.plan_only:
         # A plan's tensors have no blocks and no budget: the plan weighs them against it.
         return show_plan(opts, solver("none", None))
@@ -661,7 +684,7 @@ def run(
     if not opts.store_chosen and world().size == 1:
         from tilecc.cc.planning import plan_job
 
-        plan = plan_job(solver("none", None), budget, opts.runtime.staging)
+        plan = plans.get(opts.tile) or plan_job(solver("none", None), budget, opts.runtime.staging)
         if not plan.in_core:
             store, budget = "disk", plan.memory_budget_bytes
             LOGGER.info(

@@ -186,6 +186,31 @@ def tuned(problem_class: str, path: Path | None = None) -> Configuration | None:
     return found
 
 
+#: Tiles the cost model compares for a job that has not been tuned (larger ones cover a whole
+#: irrep of most molecules' spaces and plan as these do).
+PREDICTED_TILES = (8, 16, 24, 32, 48)
+#: The cost model's choice replaces the default tile only when predicted this much faster per
+#: iteration; closer than that, the model's error decides (benchmarks/HISTORY.md: it predicts
+#: benzene/cc-pVDZ's tile sweep to within a few percent, uracil's less well).
+PREDICTED_MARGIN = 0.05
+
+
+def predicted_tile(predict: Callable[[int], float], default: int) -> tuple[int, dict[int, float]]:
+    """The tile the cost model predicts fastest (``predict(tile)``: seconds of one iteration),
+    unless the default is predicted within PREDICTED_MARGIN of it; and every prediction.
+
+    >>> predicted_tile(lambda tile: {8: 3.0, 16: 2.0, 24: 1.5}.get(tile, 1.6), 16)[0]
+    24
+    >>> predicted_tile(lambda tile: 2.0 - tile / 1000, 16)[0]  # 48 predicted 1.6% faster
+    16
+    """
+    seconds = {tile: predict(tile) for tile in sorted({default, *PREDICTED_TILES})}
+    fastest = min(seconds, key=lambda tile: seconds[tile])
+    if seconds[fastest] < (1 - PREDICTED_MARGIN) * seconds[default]:
+        return fastest, seconds
+    return default, seconds
+
+
 def describe(trial: Trial) -> dict[str, Any]:
     return {
         **asdict(trial.configuration),

@@ -137,3 +137,20 @@ def test_an_untuned_problem_takes_the_predicted_configuration(tmp_path):
     assert tilecc(kept, "run", str(WATER), *JOB, "--json", str(results)).returncode == 0
     chosen = run_results(results)["configuration"]
     assert (chosen["source"], chosen["tile"]) == ("predicted", 8)
+
+
+def test_an_untuned_problem_takes_the_tile_the_cost_model_predicts(tmp_path):
+    # Nothing tuned on this machine: each candidate tile's iteration is predicted from its plans,
+    # and the default tile is kept unless another is predicted at least 5% faster.
+    results = tmp_path / "r.json"
+    run = tilecc(tmp_path / "wisdom.json", "run", str(WATER), "--basis", "cc-pvdz", "--json",
+                 str(results))  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    chosen = run_results(results)["configuration"]
+    assert (chosen["source"], chosen["predicted_by"]) == ("predicted", "cost model")
+    seconds = {int(t): s for t, s in chosen["predicted_iteration_seconds"].items()}
+    assert set(seconds) == set(tune.PREDICTED_TILES) | {16}
+    fastest = min(seconds, key=lambda t: seconds[t])
+    expected = fastest if seconds[fastest] < 0.95 * seconds[16] else 16
+    assert chosen["tile"] == expected
+    assert "(predicted by the cost model)" in " ".join(run.stdout.split())
