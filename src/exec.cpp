@@ -1,11 +1,15 @@
 #include "tilecc/exec.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
 
 #include "tilecc/blas.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/numa.hpp"
 
 namespace tilecc {
 namespace {
@@ -66,7 +70,11 @@ SlowWorker SlowWorker::from_environment() {
 }
 
 Executor::Executor(int threads, const std::string& policy, PolicyOptions options, SlowWorker slow)
-    : threads_(threads), policy_name_(policy), options_(options), slow_(slow) {
+    : threads_(threads),
+      policy_name_(policy),
+      options_(options),
+      slow_(slow),
+      scratch_mode_(scratch_mode_from_environment()) {
   TILECC_CHECK(threads >= 1, "the number of threads must be at least 1, got ", threads, ".");
   const auto hw = static_cast<int>(std::thread::hardware_concurrency());
   TILECC_CHECK(threads <= 1024 && (hw == 0 || threads <= 64 * hw), "asked for ", threads,
@@ -75,7 +83,7 @@ Executor::Executor(int threads, const std::string& policy, PolicyOptions options
                ", but there are only workers 0 to ", threads - 1,
                "; name one of them or unset it.");
   policy_ = make_policy(policy, options);
-  workspaces_.resize(static_cast<std::size_t>(threads));
+  for (int w = 0; w < threads; ++w) workspaces_.emplace_back(scratch_mode_);
   timelines_.resize(static_cast<std::size_t>(threads));
   task_times_.resize(static_cast<std::size_t>(threads));
   held_.resize(static_cast<std::size_t>(threads));
@@ -179,7 +187,28 @@ bool Executor::start_held(int worker) {
   return started;
 }
 
+namespace {
+
+// With several NUMA domains, keep a pool thread on its domain's CPUs (within the process's own
+// mask), so that the scratch it touches first stays on its node, and `buckets` groups workers
+// that share it. Worker 0, the calling thread, stays where its owner put it.
+void pin_to_domain(int worker, int workers) {
+  const NumaDomains& numa = NumaDomains::system();
+  if (numa.count() < 2) return;
+  cpu_set_t allowed, mine;
+  CPU_ZERO(&allowed);
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  int kept = 0;
+  for (const int cpu : numa.cpus[static_cast<std::size_t>(numa.domain_of(worker, workers))])
+    if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) CPU_SET(cpu, &mine), ++kept;
+  if (kept > 0) pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+}
+
+}  // namespace
+
 void Executor::worker_loop(int worker) {
+  pin_to_domain(worker, threads_);
   std::uint64_t seen = 0, seen_wakes = 0;
   for (;;) {
     if (!spin_ || !spin_until([&] { return generation_.load() != seen; })) {

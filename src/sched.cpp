@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -11,6 +10,7 @@
 
 #include "policies/policies.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/numa.hpp"
 
 namespace tilecc {
 namespace {
@@ -228,21 +228,9 @@ void guided_chunks(std::span<const double> costs, std::span<const task_id_t> ord
 }
 
 int default_group_size(int workers) {
-  // NUMA domains as Linux lists them, read once: `buckets` asks at the start of every run, and
-  // listing the directory costs more than scheduling a small contraction.
-  static const int domains = [] {
-    int found = 0;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with("node") && name.size() > 4 &&
-          std::all_of(name.begin() + 4, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-        ++found;
-    }
-    return found;
-  }();
   // One domain (or no information) means core pairs.
-  if (domains > 1) return std::max(1, (workers + domains - 1) / domains);
+  const NumaDomains& numa = NumaDomains::system();
+  if (numa.count() > 1) return numa.group_size(workers);
   return std::min(2, std::max(1, workers));
 }
 

@@ -85,6 +85,7 @@ class Executor {
   WorkerTimeline& timeline(int worker) { return timelines_[static_cast<std::size_t>(worker)]; }
   /** Largest scratch any worker has held, in bytes. */
   extent_t scratch_high_water_bytes() const;
+  ScratchMode scratch_mode() const { return scratch_mode_; }
   /** Keep every phase slice of the next runs (for a trace); off by default. */
   void set_tracing(bool on) { tracing_ = on; }
   bool tracing() const { return tracing_; }
@@ -144,6 +145,7 @@ class Executor {
   SlowWorker slow_;
   std::unique_ptr<SchedulePolicy> policy_;
   SchedulePolicy* running_policy_ = nullptr;  // the policy of the run in progress
+  ScratchMode scratch_mode_;
   std::vector<Workspace> workspaces_;
   std::vector<WorkerTimeline> timelines_;
   std::vector<std::thread> pool_;

@@ -98,6 +98,25 @@ void bind_contract(nb::module_& m) {
                      return std::make_tuple(ex.slow_worker().worker, ex.slow_worker().factor);
                    })
       .def_prop_ro("scratch_high_water_bytes", &Executor::scratch_high_water_bytes)
+      .def_prop_ro(
+          "worker_scratch",
+          [](Executor& ex) {
+            nb::list workers;
+            for (int w = 0; w < ex.threads(); ++w) {
+              nb::dict d;
+              d["allocations"] = ex.workspace(w).allocations();
+              d["high_water_bytes"] = ex.workspace(w).high_water_bytes();
+              workers.append(d);
+            }
+            return workers;
+          },
+          "Per worker: its scratch allocations so far and the most it has held.")
+      .def_prop_ro(
+          "scratch_mode",
+          [](const Executor& ex) {
+            return ex.scratch_mode() == ScratchMode::pooled ? "pooled" : "per-task";
+          },
+          "How workers allocate scratch ($TILECC_SCRATCH): pooled, or afresh per task.")
       .def_prop_rw("tracing", &Executor::tracing, &Executor::set_tracing)
       .def("wake", &Executor::wake)
       .def("trace_events", &trace_events);

@@ -786,7 +786,12 @@ def run(
             "plans_reused": stats.plans_reused,
         },
         "runtime": runtime_summary(cc.context),
-        "memory": cc.context.runtime.memory,
+        "memory": {
+            **cc.context.runtime.memory,
+            # Each worker's scratch: allocations and high-water mark (paper 000's Figs. 13-15).
+            "scratch_mode": cc.context.executor.scratch_mode,
+            "workers": cc.context.executor.worker_scratch,
+        },
         "io": cc.context.io,
         **per_rank(cc.context),
     }

@@ -176,3 +176,23 @@ def test_the_memory_budget_holds_or_stops_the_job_before_it_allocates(tmp_path):
     assert text.count("over the memory budget of 19.5 KiB") == 1 and "Traceback" not in text
     assert "raise the memory budget" in text
     assert not out.exists()
+
+
+def test_workers_scratch_is_counted_pooled_or_per_request(tmp_path, monkeypatch):
+    # On one worker the requests are the same in both modes: the same high-water mark, the same
+    # energy; pooled buffers allocate only to grow, so far fewer times than one per request.
+    results = {}
+    for mode in ("pooled", "per-task"):
+        monkeypatch.setenv("TILECC_SCRATCH", mode)
+        folder = tmp_path / mode
+        folder.mkdir()
+        results[mode] = run_water(folder, "ccsd", "--threads", "1")
+    pooled, per_task = (results[m]["memory"] for m in ("pooled", "per-task"))
+    assert (pooled["scratch_mode"], per_task["scratch_mode"]) == ("pooled", "per-task")
+    (mine,), (theirs,) = pooled["workers"], per_task["workers"]
+    assert mine["high_water_bytes"] == theirs["high_water_bytes"] > 0
+    assert 0 < 20 * mine["allocations"] < theirs["allocations"]
+    assert results["pooled"]["e_tot"] == pytest.approx(results["per-task"]["e_tot"], abs=1e-12)
+    monkeypatch.setenv("TILECC_SCRATCH", "pool")
+    run = tilecc("run", str(WATER), "--basis", "6-31g")
+    assert run.returncode == 2 and "set it to 'pooled'" in " ".join(run.stdout.split())
