@@ -1,6 +1,10 @@
 // The (T) kernels, made from block tensors, and the step that runs one step's tasks.
 #include "tilecc/triples.hpp"
 
+#include <nanobind/stl/vector.h>
+
+#include <vector>
+
 #include "bindings.hpp"
 #include "tilecc/blas.hpp"
 #include "tilecc/kernels/closed_shell_virtual_triples.hpp"
@@ -15,15 +19,19 @@ namespace {
 // Both closed-shell loops are made from the same tensors.
 template <class Kernel>
 void bind_closed_shell(nb::module_& m, const char* name) {
-  nb::class_<Kernel, kernels::TriplesKernel>(m, name).def(
-      "__init__",
-      [](Kernel* self, const BlockTensor& ovvv, const BlockTensor& ovoo, const BlockTensor& ovov,
-         const BlockTensor& t2, const BlockTensor& t1, const BlockTensor& fov) {
-        nb::gil_scoped_release release;
-        new (self) Kernel({&ovvv, &ovoo, &ovov, &t2, &t1, &fov});
-      },
-      nb::arg("ovvv"), nb::arg("ovoo"), nb::arg("ovov"), nb::arg("t2"), nb::arg("t1"),
-      nb::arg("fov"));
+  nb::class_<Kernel, kernels::TriplesKernel>(m, name)
+      .def(
+          "__init__",
+          [](Kernel* self, const BlockTensor& ovvv, const BlockTensor& ovoo,
+             const BlockTensor& ovov, const BlockTensor& t2, const BlockTensor& t1,
+             const BlockTensor& fov) {
+            nb::gil_scoped_release release;
+            new (self) Kernel({&ovvv, &ovoo, &ovov, &t2, &t1, &fov});
+          },
+          nb::arg("ovvv"), nb::arg("ovoo"), nb::arg("ovov"), nb::arg("t2"), nb::arg("t1"),
+          nb::arg("fov"))
+      .def(nb::init<const IndexSpace&, const IndexSpace&>(), nb::arg("occupied"),
+           nb::arg("virtual"), "The work alone (no energies), for these spaces.");
 }
 
 }  // namespace
@@ -34,6 +42,24 @@ void bind_triples(nb::module_& m) {
       .def_prop_ro("scale", &kernels::TriplesKernel::scale)
       .def_prop_ro("executed_flops", &triples_flops,
                    "Flops the kernel's GEMMs execute over every triple the step runs.")
+      .def(
+          "task_costs",
+          [](const kernels::TriplesKernel& kernel, extent_t step) {
+            std::vector<double> costs;
+            for (extent_t t = 0; t < kernel.tasks(step); ++t) costs.push_back(kernel.cost(step, t));
+            return costs;
+          },
+          nb::arg("step"), "The scheduler's cost of each task of the step.")
+      .def(
+          "task_seconds",
+          [](const kernels::TriplesKernel& kernel, extent_t step, const CostModel& model) {
+            std::vector<double> seconds;
+            for (extent_t t = 0; t < kernel.tasks(step); ++t)
+              seconds.push_back(kernel.predicted_seconds(step, t, model));
+            return seconds;
+          },
+          nb::arg("step"), nb::arg("model"),
+          "Each task of the step's seconds on one worker, predicted by the cost model.")
       .def(
           "energy_for_step",
           [](const kernels::TriplesKernel& kernel, extent_t step, Runtime& runtime) {
@@ -49,6 +75,8 @@ void bind_triples(nb::module_& m) {
   bind_closed_shell<kernels::ClosedShellVirtualTriples>(m, "ClosedShellVirtualTriples");
 
   nb::class_<kernels::SpinOrbitalTriples, kernels::TriplesKernel>(m, "SpinOrbitalTriples")
+      .def(nb::init<const IndexSpace&, const IndexSpace&>(), nb::arg("occupied"),
+           nb::arg("virtual"), "The work alone (no energies), for these spaces.")
       .def(
           "__init__",
           [](kernels::SpinOrbitalTriples* self, const BlockTensor& ovvv, const BlockTensor& ooov,

@@ -679,7 +679,13 @@ def run(
     if opts.simulate is not None:
         from tilecc.simulate.command import show_simulation
 
-        return show_simulation(solver("none", None), opts.simulate, opts.runtime, opts.json)
+        return show_simulation(
+            solver("none", None),
+            opts.simulate,
+            opts.runtime,
+            opts.json,
+            triples=opts.method == "ccsd(t)",
+        )
     store, budget = opts.runtime.store, opts.runtime.memory_budget
     if not opts.store_chosen and world().size == 1:
         from tilecc.cc.planning import plan_job

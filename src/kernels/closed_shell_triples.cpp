@@ -32,16 +32,9 @@ std::size_t u(extent_t n) { return static_cast<std::size_t>(n); }
 
 }  // namespace
 
-ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in) {
-  TILECC_CHECK(in.t1 != nullptr && in.t1->rank() == 2, "(T): t1 is missing or not of rank 2.");
-  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
-  detail::check_spaces(in.ovvv, "(ia|fb)", {&o, &v, &v, &v});
-  detail::check_spaces(in.ovoo, "(ia|jk)", {&o, &v, &o, &o});
-  detail::check_spaces(in.ovov, "(ia|jb)", {&o, &v, &o, &v});
-  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
-  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+// The layout: everything but the inputs.
+ClosedShellTriples::ClosedShellTriples(const IndexSpace& o, const IndexSpace& v) {
   no_ = o.size(), nv_ = v.size();
-  const extent_t no = no_, nv = nv_, nv2 = nv * nv;
   for (const Orbital& orbital : o.orbitals()) occ_irrep_.push_back(orbital.irrep);
   detail::irrep_ranges(o, occ_off_, occ_n_);
   detail::irrep_ranges(v, vir_off_, vir_n_);
@@ -64,7 +57,21 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in) {
       off += group_rows_[u(gab)] * nc;
     }
     size_[u(g)] = off;
+    for_each_block(g, [&](int ga, int gb, int) { rows_[u(g)] += vir_n_[u(ga)] * vir_n_[u(gb)]; });
   }
+  eo_ = detail::energies(o);
+  ev_ = detail::energies(v);
+}
+
+ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
+    : ClosedShellTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
+  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
+  detail::check_spaces(in.ovvv, "(ia|fb)", {&o, &v, &v, &v});
+  detail::check_spaces(in.ovoo, "(ia|jk)", {&o, &v, &o, &o});
+  detail::check_spaces(in.ovov, "(ia|jb)", {&o, &v, &o, &v});
+  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
+  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+  const extent_t no = no_, nv = nv_, nv2 = nv * nv;
 
   // (pa|fb) as one [(a, b)][f] matrix per (p, gab), f in irrep(p) ^ gab.
   x_off_.resize(u(no));
@@ -129,8 +136,7 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in) {
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
   ovov_ = read_dense(*in.ovov);
-  eo_ = detail::energies(o);
-  ev_ = detail::energies(v);
+  has_inputs_ = true;
 }
 
 extent_t ClosedShellTriples::scratch_doubles() const {
@@ -142,25 +148,47 @@ double ClosedShellTriples::cost(extent_t i, extent_t task) const {
   return static_cast<double>(size_[u(occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)])]);
 }
 
-double ClosedShellTriples::flops(extent_t i, extent_t task) const {
-  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, false);
-  const extent_t j = jk[0], k = jk[1];
+template <class Body>
+void ClosedShellTriples::for_each_gemm(extent_t i, extent_t j, extent_t k, Body&& body) const {
   const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)];
-  double flops = 0.0;
-  // Each of the six orderings (p, q, r) runs the GEMMs of connected(): over f per group, over m
-  // per block.
+  const std::array<extent_t, 3> occ = {i, j, k};
+  // Each of the six orderings (p, q, r) runs the GEMMs of connected(): over f per group (rows
+  // (a, b), columns c), over m per block (rows a, columns (b, c)).
   for (const Perm& order : orderings) {
-    const std::array<extent_t, 3> occ = {i, j, k};
     const int gp = occ_irrep_[u(occ[u(order[0])])], gq = occ_irrep_[u(occ[u(order[1])])];
     for (int gab = 0; gab < irreps; ++gab)
-      flops +=
-          2.0 * static_cast<double>(group_rows_[u(gab)] * vir_n_[u(g ^ gab)] * vir_n_[u(gp ^ gab)]);
+      body(group_rows_[u(gab)], vir_n_[u(g ^ gab)], vir_n_[u(gp ^ gab)]);
     for_each_block(g, [&](int ga, int gb, int gc) {
-      flops += 2.0 * static_cast<double>(vir_n_[u(ga)] * vir_n_[u(gb)] * vir_n_[u(gc)] *
-                                         occ_n_[u(gp ^ gq ^ ga)]);
+      body(vir_n_[u(ga)], vir_n_[u(gb)] * vir_n_[u(gc)], occ_n_[u(gp ^ gq ^ ga)]);
     });
   }
+}
+
+double ClosedShellTriples::flops(extent_t i, extent_t task) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, false);
+  double flops = 0.0;
+  for_each_gemm(i, jk[0], jk[1], [&](extent_t m, extent_t n, extent_t k) {
+    flops += 2.0 * static_cast<double>(m * n * k);
+  });
   return flops;
+}
+
+double ClosedShellTriples::predicted_seconds(extent_t i, extent_t task,
+                                             const CostModel& model) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, false);
+  double seconds = 0.0;
+  for_each_gemm(i, jk[0], jk[1], [&](extent_t m, extent_t n, extent_t k) {
+    if (m * n * k > 0) seconds += model.gemm_seconds(m, n, k);
+  });
+  const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(jk[0])] ^ occ_irrep_[u(jk[1])];
+  const extent_t size = size_[u(g)], rows = rows_[u(g)];
+  auto pass = [&](PermuteKind kind, extent_t elements) {
+    return model.permute_seconds(PermuteShape{kind, elements, rows});
+  };
+  // W: six transposed sums; X: W and the disconnected terms' twelve streams; Z: six transposes
+  // of X; the weighted sum of W and Z.
+  return seconds + 12 * pass(PermuteKind::transpose, size) + pass(PermuteKind::copy, 13 * size) +
+         pass(PermuteKind::copy, 2 * size);
 }
 
 ClosedShellTriples::View ClosedShellTriples::view(int g, const std::array<int, 3>& axes,
@@ -268,6 +296,7 @@ void ClosedShellTriples::add_disconnected(int g, const std::array<extent_t, 3>& 
 }
 
 double ClosedShellTriples::energy(extent_t i, extent_t task, double* scratch) const {
+  detail::check_inputs(has_inputs_, "closed-shell");
   const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, false);
   const extent_t j = jk[0], k = jk[1];
   const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(j)] ^ occ_irrep_[u(k)];

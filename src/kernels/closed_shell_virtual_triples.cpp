@@ -45,18 +45,10 @@ std::size_t u(extent_t n) { return static_cast<std::size_t>(n); }
 
 }  // namespace
 
-ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInputs& in) {
-  TILECC_CHECK(in.t1 != nullptr && in.t1->rank() == 2, "(T): t1 is missing or not of rank 2.");
-  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
-  detail::check_spaces(in.ovvv, "(ia|fb)", {&o, &v, &v, &v});
-  detail::check_spaces(in.ovoo, "(ia|jk)", {&o, &v, &o, &o});
-  detail::check_spaces(in.ovov, "(ia|jb)", {&o, &v, &o, &v});
-  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
-  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+// The layout, tasks and steps: everything but the inputs.
+ClosedShellVirtualTriples::ClosedShellVirtualTriples(const IndexSpace& o, const IndexSpace& v) {
   no_ = o.size(), nv_ = v.size();
-  const extent_t no = no_, nv = nv_, nv2 = nv * nv;
-  std::vector<int> occ_irrep;
-  for (const Orbital& orbital : o.orbitals()) occ_irrep.push_back(orbital.irrep);
+  const extent_t no = no_, nv = nv_;
   for (const Orbital& orbital : v.orbitals()) vir_irrep_.push_back(orbital.irrep);
   detail::irrep_ranges(o, occ_off_, occ_n_);
   detail::irrep_ranges(v, vir_off_, vir_n_);
@@ -77,9 +69,69 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
       off += occ_n_[u(g0)] * npairs_[u(g ^ g0)];
     }
     size_[u(g)] = off;
+    for (int g0 = 0; g0 < irreps; ++g0)
+      for (int g1 = 0; g1 < irreps; ++g1)
+        if (occ_n_[u(g ^ g0 ^ g1)] > 0) rows_[u(g)] += occ_n_[u(g0)] * occ_n_[u(g1)];
     chunk_[u(g)] = std::max<extent_t>(1, chunk_doubles / std::max<extent_t>(1, 3 * off));
     stack_doubles_ = std::max(stack_doubles_, 2 * chunk_[u(g)] * no * std::max(no, nv));
   }
+
+  for (int gy = 0; gy < irreps; ++gy) {
+    extent_t off = 0;
+    for (int gp = 0; gp < irreps; ++gp)
+      for (int gc = 0; gc < irreps; ++gc) {
+        gathered_off_[u(gy)][u(gp)][u(gc)] = off;
+        off += occ_n_[u(gp)] * vir_n_[u(gc)] * vir_n_[u(gp ^ gc ^ gy)];
+      }
+    gathered_doubles_ = std::max(gathered_doubles_, off);
+  }
+
+  eo_ = detail::energies(o);
+  ev_ = detail::energies(v);
+
+  for (int ga = 0; ga < irreps; ++ga)
+    for (int gb = 0; gb < irreps; ++gb)
+      for (int gc = 0; gc < irreps; ++gc)
+        triple_flops_[u(ga)][u(gb)][u(gc)] = triple_flops(ga, gb, gc);
+  // Tasks (a, b), a >= b, cut into steps of about equal flops.
+  std::vector<double> costs;
+  double all = 0.0;
+  for (extent_t a = 0; a < nv; ++a)
+    for (extent_t b = 0; b <= a; ++b) {
+      tasks_.push_back({a, b});
+      double flops = 0.0;
+      for (int gc = 0; gc < irreps; ++gc) {
+        const extent_t below = std::clamp<extent_t>(b + 1 - vir_off_[u(gc)], 0, vir_n_[u(gc)]);
+        flops += static_cast<double>(below) * triple_flops_[u(gv(a))][u(gv(b))][u(gc)];
+      }
+      costs.push_back(flops);
+      all += flops;
+    }
+  const extent_t n = static_cast<extent_t>(tasks_.size());
+  const extent_t steps = std::clamp<extent_t>(n / tasks_per_step, 1, most_steps);
+  step_first_ = {0};
+  double done = 0.0;
+  for (extent_t t = 0; t + 1 < n; ++t) {
+    done += costs[u(t)];
+    const double boundary =
+        all * static_cast<double>(step_first_.size()) / static_cast<double>(steps);
+    if (all > 0.0 && done >= boundary) step_first_.push_back(t + 1);
+  }
+  step_first_.push_back(n);
+}
+
+ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInputs& in)
+    : ClosedShellVirtualTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
+  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
+  detail::check_spaces(in.ovvv, "(ia|fb)", {&o, &v, &v, &v});
+  detail::check_spaces(in.ovoo, "(ia|jk)", {&o, &v, &o, &o});
+  detail::check_spaces(in.ovov, "(ia|jb)", {&o, &v, &o, &v});
+  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
+  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+  const extent_t no = no_, nv = nv_, nv2 = nv * nv;
+  std::vector<int> occ_irrep;
+  for (const Orbital& orbital : o.orbitals()) occ_irrep.push_back(orbital.irrep);
+  auto gv = [&](extent_t x) { return vir_irrep_[u(x)]; };
 
   // (px|fy) per (x, irrep(p), y), [p][f].
   pxfy_off_.resize(u(nv * irreps * nv));
@@ -105,16 +157,6 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         }
     }
   });
-  for (int gy = 0; gy < irreps; ++gy) {
-    extent_t off = 0;
-    for (int gp = 0; gp < irreps; ++gp)
-      for (int gc = 0; gc < irreps; ++gc) {
-        gathered_off_[u(gy)][u(gp)][u(gc)] = off;
-        off += occ_n_[u(gp)] * vir_n_[u(gc)] * vir_n_[u(gp ^ gc ^ gy)];
-      }
-    gathered_doubles_ = std::max(gathered_doubles_, off);
-  }
-
   const std::vector<double> t2 = read_dense(*in.t2);  // [i][j][a][b]
   auto amplitude = [&](extent_t i, extent_t j, extent_t a, extent_t b) {
     return t2[u(((i * no + j) * nv + a) * nv + b)];
@@ -224,38 +266,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
       t1_[u(a * no + i)] = t1[u(i * nv + a)];
       fov_[u(a * no + i)] = fov[u(i * nv + a)];
     }
-  eo_ = detail::energies(o);
-  ev_ = detail::energies(v);
-
-  for (int ga = 0; ga < irreps; ++ga)
-    for (int gb = 0; gb < irreps; ++gb)
-      for (int gc = 0; gc < irreps; ++gc)
-        triple_flops_[u(ga)][u(gb)][u(gc)] = triple_flops(ga, gb, gc);
-  // Tasks (a, b), a >= b, cut into steps of about equal flops.
-  std::vector<double> costs;
-  double all = 0.0;
-  for (extent_t a = 0; a < nv; ++a)
-    for (extent_t b = 0; b <= a; ++b) {
-      tasks_.push_back({a, b});
-      double flops = 0.0;
-      for (int gc = 0; gc < irreps; ++gc) {
-        const extent_t below = std::clamp<extent_t>(b + 1 - vir_off_[u(gc)], 0, vir_n_[u(gc)]);
-        flops += static_cast<double>(below) * triple_flops_[u(gv(a))][u(gv(b))][u(gc)];
-      }
-      costs.push_back(flops);
-      all += flops;
-    }
-  const extent_t n = static_cast<extent_t>(tasks_.size());
-  const extent_t steps = std::clamp<extent_t>(n / tasks_per_step, 1, most_steps);
-  step_first_ = {0};
-  double done = 0.0;
-  for (extent_t t = 0; t + 1 < n; ++t) {
-    done += costs[u(t)];
-    const double boundary =
-        all * static_cast<double>(step_first_.size()) / static_cast<double>(steps);
-    if (all > 0.0 && done >= boundary) step_first_.push_back(t + 1);
-  }
-  step_first_.push_back(n);
+  has_inputs_ = true;
 }
 
 extent_t ClosedShellVirtualTriples::tasks(extent_t step) const {
@@ -325,6 +336,69 @@ void ClosedShellVirtualTriples::for_each_block(int g, Body&& body) const {
     }
 }
 
+ClosedShellVirtualTriples::JobGemm ClosedShellVirtualTriples::job_gemm(
+    bool f_term, int ordering, const std::array<int, 3>& irrep, int g0, extent_t nc) const {
+  const Perm& order = orderings[u(ordering)];
+  const int gx = irrep[u(order[0])], gy = irrep[u(order[1])], gz = irrep[u(order[2])];
+  const auto runs = std::find(order.begin(), order.end(), 2) - order.begin();
+  // f: [p][(q, r)] = sum_f (px|fy) t_rq^zf, g0 the irrep of p; m: [r][(p, q)] = -sum_m t_mr^yz
+  // (px|mq), g0 the irrep of r. With c fastest, the chunk's c's are columns, else rows.
+  const bool c_fastest = f_term ? runs == 2 : runs == 0;
+  const extent_t rows = occ_n_[u(g0)], pairs = npairs_[u(irrep[0] ^ irrep[1] ^ irrep[2] ^ g0)];
+  const extent_t inner = f_term ? vir_n_[u(g0 ^ gx ^ gy)] : occ_n_[u(g0 ^ gy ^ gz)];
+  return {c_fastest, rows, pairs, 2 * (c_fastest ? 1 : nc) * rows, (c_fastest ? nc : 1) * pairs,
+          inner};
+}
+
+double ClosedShellVirtualTriples::predicted_seconds(extent_t step, extent_t task,
+                                                    const CostModel& model) const {
+  const auto ab = pair(step, task);
+  const extent_t a = ab[0], b = ab[1];
+  const int ga = vir_irrep_[u(a)], gb = vir_irrep_[u(b)];
+  auto pass = [&](PermuteKind kind, extent_t elements, extent_t loops) {
+    return model.permute_seconds(PermuteShape{kind, elements, loops});
+  };
+  // The gather of (pc|fy), y = a and b, c <= b: one copy per (y, irrep(p), c).
+  double seconds = 0.0;
+  extent_t gathered = 0, blocks = 0;
+  for (const int gy : {ga, gb})
+    for (int gp = 0; gp < irreps; ++gp)
+      for (int gc = 0; gc < irreps; ++gc) {
+        const extent_t cs = std::clamp<extent_t>(b + 1 - vir_off_[u(gc)], 0, vir_n_[u(gc)]);
+        gathered += cs * occ_n_[u(gp)] * vir_n_[u(gp ^ gc ^ gy)];
+        blocks += cs;
+      }
+  seconds += pass(PermuteKind::copy, gathered, blocks);
+  for (int gc = 0; gc < irreps; ++gc) {
+    const int g = ga ^ gb ^ gc;
+    const extent_t size = size_[u(g)], rows = rows_[u(g)];
+    const extent_t end = std::min(vir_off_[u(gc)] + vir_n_[u(gc)], b + 1);
+    if (size == 0) continue;
+    for (extent_t c0 = vir_off_[u(gc)]; c0 < end; c0 += chunk_[u(g)]) {
+      const extent_t nc = std::min(chunk_[u(g)], end - c0);
+      seconds += pass(PermuteKind::copy, nc * size, 1);  // W zeroed
+      for (const Job& job : jobs) {
+        for (int g0 = 0; g0 < irreps; ++g0) {
+          const JobGemm shape = job_gemm(job.f_term, job.pair[0], {ga, gb, gc}, g0, nc);
+          if (shape.rows == 0 || shape.pairs == 0) continue;
+          if (shape.k == 0) {
+            seconds += pass(PermuteKind::copy, shape.m * shape.n, 1);
+            continue;
+          }
+          seconds += pass(PermuteKind::copy, shape.m * shape.k, 2) +  // the two stacked
+                     model.gemm_seconds(shape.m, shape.n, shape.k);
+        }
+        seconds += 2 * pass(PermuteKind::transpose, nc * size, nc * rows);  // added into W
+      }
+      // Per c: X (W and six disconnected streams), Z (six transposes of X), the weighted sum.
+      seconds += static_cast<double>(nc) * (pass(PermuteKind::copy, 7 * size, rows) +
+                                            6 * pass(PermuteKind::transpose, size, rows) +
+                                            pass(PermuteKind::copy, 2 * size, rows));
+    }
+  }
+  return seconds;
+}
+
 std::array<ClosedShellVirtualTriples::Slab, 2> ClosedShellVirtualTriples::connected(
     const std::array<extent_t, 3>& abc, const Chunk& chunk, bool f_term,
     const std::array<int, 2>& pair, const double* gathered_a, const double* gathered_b,
@@ -347,25 +421,19 @@ std::array<ClosedShellVirtualTriples::Slab, 2> ClosedShellVirtualTriples::connec
             irrep[u(order[2])],
             static_cast<int>(std::find(order.begin(), order.end(), 2) - order.begin())};
   }
-  // Both orderings' outputs have c fastest, or both slowest; they share the other operand.
-  const bool c_fastest = f_term ? o[0].runs == 2 : o[0].runs == 0;
-  const extent_t nc_rows = c_fastest ? 1 : nc;  // c's among the stacked rows
+  const bool c_fastest = job_gemm(f_term, pair[0], irrep, 0, nc).c_fastest;
 
   for (int g0 = 0; g0 < irreps; ++g0) {
     const int h = g ^ g0;
-    const extent_t rows = occ_n_[u(g0)], pairs = npairs_[u(h)];
+    const JobGemm shape = job_gemm(f_term, pair[0], irrep, g0, nc);
+    const extent_t rows = shape.rows, pairs = shape.pairs, inner = shape.k;
     double* dst = out + 2 * nc * w_off_[u(g)][u(g0)];
     if (rows == 0 || pairs == 0) continue;
-    // f: [p][(q, r)] = sum_f (px|fy) t_rq^zf, g0 the irrep of p; m: [r][(p, q)] = -sum_m t_mr^yz
-    // (px|mq), g0 the irrep of r.
-    const extent_t inner =
-        f_term ? vir_n_[u(g0 ^ o[0].gx ^ o[0].gy)] : occ_n_[u(g0 ^ o[0].gy ^ o[0].gz)];
-    const extent_t columns = (c_fastest ? nc : 1) * pairs;
     if (inner == 0) {
       std::fill_n(dst, 2 * nc * rows * pairs, 0.0);
       continue;
     }
-    const extent_t block = nc_rows * rows * inner;
+    const extent_t block = shape.m / 2 * inner;
     for (std::size_t n = 0; n < 2; ++n) {
       const Ordering& s = o[n];
       const double* a;
@@ -382,8 +450,8 @@ std::array<ClosedShellVirtualTriples::Slab, 2> ClosedShellVirtualTriples::connec
     const Ordering& s = o[0];
     const double* b = f_term ? t2f_.data() + t2f_off_[u(h * nv + s.z)]
                              : ovoo_.data() + ovoo_off_[u(h * nv + s.x)];
-    blas::gemm(false, true, 2 * nc_rows * rows, columns, inner, f_term ? 1.0 : -1.0, stack, inner,
-               b, inner, 0.0, dst, columns);
+    blas::gemm(false, true, shape.m, shape.n, inner, f_term ? 1.0 : -1.0, stack, inner, b, inner,
+               0.0, dst, shape.n);
   }
   return {stacked_slab(out, g, nc, 0, c_fastest), stacked_slab(out, g, nc, 1, c_fastest)};
 }
@@ -457,6 +525,7 @@ double ClosedShellVirtualTriples::weighted_sum(int g, const std::array<extent_t,
 }
 
 double ClosedShellVirtualTriples::energy(extent_t step, extent_t task, double* scratch) const {
+  detail::check_inputs(has_inputs_, "closed-shell");
   const auto ab = pair(step, task);
   const extent_t a = ab[0], b = ab[1];
   const int ga = vir_irrep_[u(a)], gb = vir_irrep_[u(b)];

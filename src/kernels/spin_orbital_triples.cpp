@@ -44,16 +44,9 @@ std::vector<int> label_ranges(const IndexSpace& space, Ranges& off, Ranges& size
 
 }  // namespace
 
-SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in) {
-  TILECC_CHECK(in.t1 != nullptr && in.t1->rank() == 2, "(T): t1 is missing or not of rank 2.");
-  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
-  detail::check_spaces(in.ovvv, "<ie||bc>", {&o, &v, &v, &v});
-  detail::check_spaces(in.ooov, "<jk||ma>", {&o, &o, &o, &v});
-  detail::check_spaces(in.oovv, "<jk||bc>", {&o, &o, &v, &v});
-  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
-  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+// The layout: everything but the inputs.
+SpinOrbitalTriples::SpinOrbitalTriples(const IndexSpace& o, const IndexSpace& v) {
   no_ = o.size(), nv_ = v.size();
-  const extent_t no = no_, nv = nv_;
   occ_label_ = label_ranges(o, occ_off_, occ_n_);
   label_ranges(v, vir_off_, vir_n_);
 
@@ -74,8 +67,22 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in) {
       if (gbc >= 0) off += vir_n_[u(la)] * cols_[u(gbc)];
     }
     size_[u(g)] = off;
+    for_each_block(g,
+                   [&](int la, int lb, int, int) { rows_[u(g)] += vir_n_[u(la)] * vir_n_[u(lb)]; });
   }
+  eo_ = detail::energies(o);
+  ev_ = detail::energies(v);
+}
 
+SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
+    : SpinOrbitalTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
+  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
+  detail::check_spaces(in.ovvv, "<ie||bc>", {&o, &v, &v, &v});
+  detail::check_spaces(in.ooov, "<jk||ma>", {&o, &o, &o, &v});
+  detail::check_spaces(in.oovv, "<jk||bc>", {&o, &o, &v, &v});
+  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
+  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+  const extent_t no = no_, nv = nv_;
   // One [e or m][(b, c)] matrix per (p, gbc), the e or m of the label completing p to gbc, from a
   // dense [p][e or m][b][c] source.
   auto pack = [&](std::vector<double>& dst, std::vector<std::array<extent_t, pair_labels>>& at,
@@ -121,8 +128,7 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in) {
   oovv_ = read_dense(*in.oovv);
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
-  eo_ = detail::energies(o);
-  ev_ = detail::energies(v);
+  has_inputs_ = true;
 }
 
 extent_t SpinOrbitalTriples::scratch_doubles() const {
@@ -141,20 +147,45 @@ double SpinOrbitalTriples::cost(extent_t i, extent_t task) const {
   return static_cast<double>(size_[u(triple_label(i, j, k))]);
 }
 
-double SpinOrbitalTriples::flops(extent_t i, extent_t task) const {
-  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
-  const extent_t j = jk[0], k = jk[1];
+template <class Body>
+void SpinOrbitalTriples::for_each_gemm(extent_t i, extent_t j, extent_t k, Body&& body) const {
   const int g = triple_label(i, j, k);
-  double flops = 0.0;
+  // Each of the three orderings of P(i/jk) runs the GEMMs of connected(): per label of a, rows
+  // a, columns (b, c), over e and over m.
   for (const extent_t p : {i, j, k})
     for (int la = 0; la < orbital_labels; ++la) {
       const int gbc = remainder(g, la, 2);
       const int le = gbc < 0 ? -1 : remainder(gbc, occ_label_[u(p)], 1);
-      if (le >= 0)
-        flops += 2.0 * static_cast<double>(vir_n_[u(la)] * cols_[u(gbc)] *
-                                           (vir_n_[u(le)] + occ_n_[u(le)]));
+      if (le < 0) continue;
+      body(vir_n_[u(la)], cols_[u(gbc)], vir_n_[u(le)]);
+      body(vir_n_[u(la)], cols_[u(gbc)], occ_n_[u(le)]);
     }
+}
+
+double SpinOrbitalTriples::flops(extent_t i, extent_t task) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
+  double flops = 0.0;
+  for_each_gemm(i, jk[0], jk[1], [&](extent_t m, extent_t n, extent_t k) {
+    flops += 2.0 * static_cast<double>(m * n * k);
+  });
   return flops;
+}
+
+double SpinOrbitalTriples::predicted_seconds(extent_t i, extent_t task,
+                                             const CostModel& model) const {
+  const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
+  double seconds = 0.0;
+  for_each_gemm(i, jk[0], jk[1], [&](extent_t m, extent_t n, extent_t k) {
+    if (m * n * k > 0) seconds += model.gemm_seconds(m, n, k);
+  });
+  const int g = triple_label(i, jk[0], jk[1]);
+  const extent_t size = size_[u(g)], rows = rows_[u(g)];
+  auto pass = [&](PermuteKind kind, extent_t elements) {
+    return model.permute_seconds(PermuteShape{kind, elements, rows});
+  };
+  // Y zeroed; W and X: three transposes each; the disconnected terms: two streams per ordering;
+  // the weighted sum of W and X.
+  return seconds + 6 * pass(PermuteKind::transpose, size) + pass(PermuteKind::copy, 9 * size);
 }
 
 template <class Body>
@@ -238,6 +269,7 @@ void SpinOrbitalTriples::disconnected(int g, extent_t p, extent_t q, extent_t r,
 }
 
 double SpinOrbitalTriples::energy(extent_t i, extent_t task, double* scratch) const {
+  detail::check_inputs(has_inputs_, "spin-orbital");
   const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
   const extent_t j = jk[0], k = jk[1];
   const int g = triple_label(i, j, k);

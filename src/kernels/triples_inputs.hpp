@@ -36,6 +36,19 @@ inline void irrep_ranges(const IndexSpace& space, std::array<extent_t, 8>& off,
   for (std::size_t g = 1; g < 8; ++g) off[g] = off[g - 1] + size[g - 1];
 }
 
+/** Space k of t1 (0: occupied, 1: virtual), the spaces every (T) kernel is over. */
+inline const IndexSpace& t1_space(const BlockTensor* t1, int k) {
+  TILECC_CHECK(t1 != nullptr && t1->rank() == 2, "(T): t1 is missing or not of rank 2.");
+  return t1->shape().space(k);
+}
+
+/** Refuses energy() on a kernel made from its spaces alone. */
+inline void check_inputs(bool has_inputs, const char* kernel) {
+  TILECC_CHECK(has_inputs, "(T): this ", kernel,
+               " kernel was made from its spaces only: it describes the work but has no "
+               "amplitudes or integrals to compute energies from.");
+}
+
 inline std::vector<double> energies(const IndexSpace& space) {
   std::vector<double> e;
   for (const Orbital& orbital : space.orbitals()) e.push_back(orbital.energy);

@@ -18,6 +18,7 @@ from tilecc.placement import Ranks
 from tilecc.simulate import load_platform, predict
 from tilecc.simulate.engine import simulate_iteration
 from tilecc.simulate.platform import Platform
+from tilecc.simulate.triples import TriplesWork, simulate_triples
 from tilecc.simulate.work import Work
 
 BIN = Path(sys.executable).parent
@@ -102,6 +103,52 @@ def test_scaling_and_speedup_come_from_the_same_model():
     assert p.triples_seconds is None
 
 
+def test_triples_steps_are_gathered_shared_and_summed():
+    # Two steps: 4 tasks of 1 s (costs equal), then 2 of 3 s and 1 of 2 s. On 2 ranks of 1 worker
+    # in 2 nodes: the gather of 1 MB in 10 blocks, half of it from the other node (10 x 0.5 x
+    # 1 us of latency, 0.5 MB at 1 GB/s), then each step's LPT share and an allreduce (1 us
+    # and 8 bytes at 1 GB/s).
+    steps = [(np.ones(4), np.ones(4)), (np.array([3.0, 3.0, 2.0]), np.array([3.0, 3.0, 2.0]))]
+    w = TriplesWork("test", steps, 10**6, 10)
+    out = simulate_triples(w, NET, Ranks(2), 1)
+    gather = 10 * 0.5 * 1e-6 + 0.5e6 / 1e9
+    allreduce = 1e-6 + 8 / 1e9
+    assert out.seconds == pytest.approx(gather + (2 + allreduce) + (5 + allreduce), rel=1e-12)
+    assert sum(r.compute for r in out.ranks) == pytest.approx(4 + 8)
+    assert out.bytes == {"local": 10**6, "intra_node": 0, "inter_node": 10**6}
+    for r in out.ranks:  # every worker's time is accounted for
+        assert r.compute + r.communication + r.idle == pytest.approx(out.seconds)
+    # One rank of 2 workers: largest first, each to the worker free first; nothing moves.
+    one = simulate_triples(w, NET, Ranks(1), 2)
+    assert one.seconds == pytest.approx(2 + 5)
+    assert one.bytes["intra_node"] == one.bytes["inter_node"] == 0
+
+
+def test_a_triples_job_is_simulated_from_its_spaces():
+    # The kernel tilecc would run, made from the spaces alone; on one rank and one thread the
+    # step is the sum of its tasks' predicted seconds, which it also computes; it refuses energies.
+    from pyscf import gto, scf
+
+    import tilecc
+    from tilecc import _core
+    from tilecc.simulate import works_of
+    from tilecc.space import Space
+
+    mol = gto.M(atom=str(WATER), basis="6-31g", symmetry=True, verbose=0)
+    mf = scf.RHF(mol).run()
+    cc = tilecc.CCSD(mf, frozen=1, threads=1, store="none")
+    _, step = works_of(cc, triples=True)
+    assert step is not None and step.kernel == "ClosedShellTriples"
+    out = simulate_triples(step, NET, Ranks(1), 1)
+    assert out.seconds == pytest.approx(sum(s.sum() for _, s in step.steps), rel=1e-12)
+    assert step.input_bytes > 0 and step.input_blocks > 0
+    work_only = _core.ClosedShellVirtualTriples(Space.spatial(3)._core, Space.spatial(5)._core)
+    assert work_only.steps >= 1 and work_only.executed_flops > 0
+    ctx = tilecc.Context(threads=1)
+    with pytest.raises(ValueError, match="made from its spaces only"):
+        work_only.energy_for_step(0, ctx.runtime)
+
+
 def test_simulate_command_reports_a_real_job(tmp_path):
     out = tmp_path / "sim.json"
     png = tmp_path / "scaling.svg"
@@ -113,7 +160,7 @@ def test_simulate_command_reports_a_real_job(tmp_path):
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     result = json.loads(out.read_text())
     assert result["ranks"] == 8 and result["ranks_per_node"] == 4
-    assert result["iteration_seconds"] > 0 and "triples_seconds" in result
+    assert result["iteration_seconds"] > 0 and result["triples_seconds"] is None
     assert [r["rank"] for r in result["decomposition"]] == list(range(8))
     assert set(result["decomposition"][0]) == {
         "rank",
@@ -125,6 +172,18 @@ def test_simulate_command_reports_a_real_job(tmp_path):
     assert result["bytes"]["inter_node"] > 0
     assert [p for p, _ in result["scaling"]] == [1, 2, 4, 8]
     assert png.read_text().lstrip().startswith("<?xml")
+    # With (T): its time, decomposition per rank and curve.
+    run = subprocess.run(
+        [str(BIN / "tilecc"), "simulate", str(WATER), "--basis", "6-31g", "--method", "ccsd(t)",
+         "--ranks", "8", "--ranks-per-node", "4", "--threads", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["triples_seconds"] > 0
+    assert [r["rank"] for r in result["triples"]["decomposition"]] == list(range(8))
+    assert [p for p, _ in result["triples"]["scaling"]] == [1, 2, 4, 8]
+    assert "(T) (ClosedShellTriples)" in run.stdout
 
 
 @pytest.mark.parametrize(

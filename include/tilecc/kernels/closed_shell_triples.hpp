@@ -46,6 +46,8 @@ class ClosedShellTriples final : public TriplesKernel {
   static constexpr int irreps = 8;
 
   explicit ClosedShellTriples(const ClosedShellTriplesInputs& in);
+  /** The work alone, for spaces o and v: steps, tasks, costs and times, but no energies. */
+  ClosedShellTriples(const IndexSpace& o, const IndexSpace& v);
 
   extent_t steps() const override { return no_; }
   extent_t tasks(extent_t i) const override { return occupied_pairs(no_, i, false); }
@@ -56,6 +58,7 @@ class ClosedShellTriples final : public TriplesKernel {
   double flops(extent_t i, extent_t task) const override;
   /** The triple's summand, times its distinct orderings. */
   double energy(extent_t i, extent_t task, double* scratch) const override;
+  double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;
@@ -84,8 +87,12 @@ class ClosedShellTriples final : public TriplesKernel {
                         double* x) const;
   template <class Body>
   void for_each_block(int g, Body&& body) const;
+  /** body(m, n, k) for each GEMM of the triple (i, j, k). */
+  template <class Body>
+  void for_each_gemm(extent_t i, extent_t j, extent_t k, Body&& body) const;
 
   extent_t no_, nv_;
+  bool has_inputs_ = false;
   std::vector<int> occ_irrep_;
   std::array<extent_t, irreps> occ_off_{}, occ_n_{}, vir_off_{}, vir_n_{};
   // Packed layout of a W of symmetry g: block (ga, gb) at block_off_[g][ga][gb], group gab at
@@ -94,6 +101,7 @@ class ClosedShellTriples final : public TriplesKernel {
   Table group_off_{};
   Table row_off_{};
   std::array<extent_t, irreps> group_rows_{}, size_{};
+  std::array<extent_t, irreps> rows_{};  // of a W of symmetry g: its contiguous runs
   // (pa|fb) per p, packed as one [(a, b) rows of group gab][f] matrix per gab.
   std::vector<double> x_;
   std::vector<std::array<extent_t, irreps>> x_off_;  // [p][gab]

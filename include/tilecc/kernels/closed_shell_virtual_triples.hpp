@@ -36,6 +36,8 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   static constexpr int irreps = 8;
 
   explicit ClosedShellVirtualTriples(const ClosedShellTriplesInputs& in);
+  /** The work alone, for spaces o and v: steps, tasks, costs and times, but no energies. */
+  ClosedShellVirtualTriples(const IndexSpace& o, const IndexSpace& v);
 
   extent_t steps() const override { return static_cast<extent_t>(step_first_.size()) - 1; }
   extent_t tasks(extent_t step) const override;
@@ -44,6 +46,7 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   double cost(extent_t step, extent_t task) const override { return flops(step, task); }
   double flops(extent_t step, extent_t task) const override;
   double energy(extent_t step, extent_t task, double* scratch) const override;
+  double predicted_seconds(extent_t step, extent_t task, const CostModel& model) const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;
@@ -60,6 +63,14 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
     int gc;
   };
 
+  /** One GEMM of a job (a term of two orderings, see connected) over irrep g0 of its rows, for
+   *  a chunk of nc c's of the triple irreps (irrep(a), irrep(b), irrep(c)). */
+  struct JobGemm {
+    bool c_fastest;  // the chunk's c's are columns (else rows)
+    extent_t rows, pairs, m, n, k;
+  };
+  JobGemm job_gemm(bool f_term, int ordering, const std::array<int, 3>& irrep, int g0,
+                   extent_t nc) const;
   std::array<extent_t, 2> pair(extent_t step, extent_t task) const;
   /** The flops of one virtual triple of irreps (ga, gb, gc), over its six orderings. */
   double triple_flops(int ga, int gb, int gc) const;
@@ -82,6 +93,7 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   void for_each_block(int g, Body&& body) const;
 
   extent_t no_ = 0, nv_ = 0;
+  bool has_inputs_ = false;
   std::vector<int> vir_irrep_;
   std::array<extent_t, irreps> occ_off_{}, occ_n_{}, vir_off_{}, vir_n_{};
   // Occupied pairs of irrep h: npairs_[h] of them, those whose first is of irrep g1 from
@@ -91,6 +103,7 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   // A packed o^3 array of symmetry G: group g0 at w_off_[G][g0], size_[G] in all.
   Table w_off_{};
   std::array<extent_t, irreps> size_{};
+  std::array<extent_t, irreps> rows_{};  // of the o^3 array of symmetry G: its contiguous runs
   // How many c a chunk of symmetry G holds (W and two stacked terms stay in cache).
   std::array<extent_t, irreps> chunk_{};
   extent_t stack_doubles_ = 0;  // the largest stacked GEMM operand

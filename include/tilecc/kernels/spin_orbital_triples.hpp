@@ -46,6 +46,8 @@ class SpinOrbitalTriples final : public TriplesKernel {
   static constexpr int orbital_labels = 16, pair_labels = 24, triple_labels = 32;
 
   explicit SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in);
+  /** The work alone, for spaces o and v: steps, tasks, costs and times, but no energies. */
+  SpinOrbitalTriples(const IndexSpace& o, const IndexSpace& v);
 
   extent_t steps() const override { return no_; }
   extent_t tasks(extent_t i) const override;
@@ -56,6 +58,7 @@ class SpinOrbitalTriples final : public TriplesKernel {
   double flops(extent_t i, extent_t task) const override;
   /** The triple's summand, times its 6 orderings. */
   double energy(extent_t i, extent_t task, double* scratch) const override;
+  double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
 
  private:
   using Ranges = std::array<extent_t, orbital_labels>;
@@ -75,14 +78,19 @@ class SpinOrbitalTriples final : public TriplesKernel {
   void disconnected(int g, extent_t p, extent_t q, extent_t r, double sign, double* y) const;
   template <class Body>
   void for_each_block(int g, Body&& body) const;
+  /** body(m, n, k) for each GEMM of the triple (i, j, k). */
+  template <class Body>
+  void for_each_gemm(extent_t i, extent_t j, extent_t k, Body&& body) const;
 
   extent_t no_ = 0, nv_ = 0;
+  bool has_inputs_ = false;
   std::vector<int> occ_label_;
   Ranges occ_off_{}, occ_n_{}, vir_off_{}, vir_n_{};
   // Packed W of label g: rows a of label la at w_off_[g][la], each cols_[gbc] long (gbc the label
   // completing la to g); within a row, the (b, c) pairs of label lb start at col_off_[gbc][lb].
   std::array<std::array<extent_t, orbital_labels>, triple_labels> w_off_{};
   std::array<extent_t, triple_labels> size_{};
+  std::array<extent_t, triple_labels> rows_{};  // of a W of label g: its contiguous runs
   std::array<extent_t, pair_labels> cols_{};
   std::array<Ranges, pair_labels> col_off_{};
   // <pe||bc> and t_pm^bc per p, each one [e or m][(b, c) columns of gbc] matrix per gbc.

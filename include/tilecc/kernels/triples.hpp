@@ -12,10 +12,12 @@
  *    task) the floating-point operations its GEMMs execute (they dominate its work).
  *  - Inputs are read once, through the tensors' stores, when the kernel is made, and repacked;
  *    energy() is const and writes only its scratch (scratch_doubles() of it), so workers may call
- *    it concurrently.
+ *    it concurrently. A kernel made from the spaces alone describes the work (steps, tasks,
+ *    costs, flops, predicted seconds) and refuses energy().
  */
 #include <array>
 
+#include "tilecc/cost.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/types.hpp"
 
@@ -57,6 +59,10 @@ class TriplesKernel {
   virtual double cost(extent_t step, extent_t task) const = 0;
   virtual double flops(extent_t step, extent_t task) const = 0;
   virtual double energy(extent_t step, extent_t task, double* scratch) const = 0;
+  /** The task's seconds on one worker, predicted by the calibrated cost model: its GEMMs by the
+   *  GEMM model at their shapes, its passes over its arrays by the permutation model as the
+   *  copies and transposes they resemble. What `tilecc simulate` runs the (T) step with. */
+  virtual double predicted_seconds(extent_t step, extent_t task, const CostModel& model) const = 0;
 };
 
 }  // namespace tilecc::kernels

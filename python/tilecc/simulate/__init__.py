@@ -1,6 +1,7 @@
 """``tilecc simulate``: a job's real plans (built on a planning context, no CC run) simulated on
 P ranks of a platform, one iteration at a time (see engine.py for what is modelled and what is
-not), with the speed-up against one rank and a strong-scaling curve.
+not), and its (T) step (triples.py), with the speed-up against one rank and a strong-scaling
+curve.
 
 >>> from tilecc.simulate.platform import load_platform
 >>> load_platform("infiniband").ranks_per_node
@@ -15,9 +16,18 @@ from typing import Any
 from tilecc.placement import Ranks
 from tilecc.simulate.engine import Outcome, simulate_iteration
 from tilecc.simulate.platform import Platform, load_platform
+from tilecc.simulate.triples import TriplesWork, simulate_triples, triples_work
 from tilecc.simulate.work import Work
 
-__all__ = ["Platform", "Prediction", "load_platform", "predict", "ranks_on", "works_of"]
+__all__ = [
+    "Platform",
+    "Prediction",
+    "TriplesWork",
+    "load_platform",
+    "predict",
+    "ranks_on",
+    "works_of",
+]
 
 
 @dataclass
@@ -34,24 +44,28 @@ class Prediction:
     iteration_seconds: float
     one_rank_seconds: float
     speedup: float
-    #: Not simulated yet: the (T) step's tasks are not plans of the iteration.
+    #: The (T) step, None for a method without one.
     triples_seconds: float | None
     decomposition: list[dict[str, float]]  # per rank, seconds by phase summed over workers
     bytes: dict[str, int]
     scaling: list[tuple[int, float]]  # (ranks, iteration seconds)
     contractions: list[tuple[str, float]] = field(default_factory=list)
+    #: The (T) step's kernel, per-rank decomposition, bytes and (ranks, seconds) curve.
+    triples: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def works_of(cc: Any) -> list[Work]:
-    """One iteration of ``cc`` (a solver on a planning context) as simulation work."""
+def works_of(cc: Any, triples: bool = False) -> tuple[list[Work], TriplesWork | None]:
+    """One iteration of ``cc`` (a solver on a planning context) as simulation work, and with
+    ``triples`` its (T) step."""
     from tilecc.cc.planning import plan_iteration
 
-    _, _, runs = plan_iteration(cc)
+    problem, amplitudes, runs = plan_iteration(cc)
     planned = {p.id: p for p in cc.context.runtime.contractions() if p.built}
-    return [Work.of_plan(planned[k].plan, n) for k, n in runs.items()]
+    works = [Work.of_plan(planned[k].plan, n) for k, n in runs.items()]
+    return works, triples_work(cc, problem, amplitudes) if triples else None
 
 
 def ranks_on(platform: Platform, ranks: int, per_node: int | None) -> Ranks:
@@ -71,9 +85,11 @@ def predict(
     placement: str | None = None,
     workq: int = 0,
     scaling: list[int] | None = None,
+    triples: TriplesWork | None = None,
 ) -> Prediction:
-    """The iteration on ``ranks`` ranks, and on each of ``scaling`` (default: the powers of two up
-    to ``ranks`` that fill whole nodes, or one) for the strong-scaling curve."""
+    """The iteration (and the (T) step of ``triples``) on ``ranks`` ranks, and on each of
+    ``scaling`` (default: the powers of two up to ``ranks`` that fill whole nodes, or one) for
+    the strong-scaling curve."""
     shape = ranks_on(platform, ranks, per_node)
     powers = (2**k for k in range(ranks.bit_length()) if 2**k <= ranks)
     points = scaling or sorted(
@@ -88,6 +104,19 @@ def predict(
     curve = {p: run(p) for p in points}
     main = curve[ranks] if ranks in curve else run(ranks)
     one = curve[1] if 1 in curve else run(1)
+    step = None
+    if triples is not None:
+        outcomes = {
+            p: simulate_triples(triples, platform, ranks_on(platform, p, per_node), threads)
+            for p in {*points, ranks}
+        }
+        mine = outcomes[ranks]
+        step = {
+            "kernel": triples.kernel,
+            "decomposition": [{"rank": r, **t.as_dict()} for r, t in enumerate(mine.ranks)],
+            "bytes": mine.bytes,
+            "scaling": [(p, outcomes[p].seconds) for p in points],
+        }
     return Prediction(
         ranks=ranks,
         ranks_per_node=shape.per_node,
@@ -99,9 +128,10 @@ def predict(
         iteration_seconds=main.seconds,
         one_rank_seconds=one.seconds,
         speedup=one.seconds / main.seconds if main.seconds > 0 else float("nan"),
-        triples_seconds=None,
+        triples_seconds=None if step is None else outcomes[ranks].seconds,
         decomposition=[{"rank": r, **t.as_dict()} for r, t in enumerate(main.ranks)],
         bytes=main.bytes,
         scaling=[(p, curve[p].seconds) for p in points],
         contractions=main.per_contraction,
+        triples=step,
     )

@@ -33,13 +33,14 @@ def show_simulation(
     sim: SimulateOptions,
     runtime: RuntimeOptions,
     json_path: Path | None,
+    triples: bool = False,
 ) -> dict[str, Any]:
     """Simulate ``cc`` (a solver on a planning context) as ``sim`` says, with the policy,
-    placement and WorkQ of ``runtime``."""
+    placement and WorkQ of ``runtime``; with ``triples``, its (T) step too."""
     platform = load_platform(sim.platform).with_options(
         inter_node_latency_us=sim.latency_us, inter_node_gbps=sim.gbps
     )
-    works = works_of(cc)
+    works, step = works_of(cc, triples)
     p = predict(
         works,
         platform,
@@ -49,6 +50,7 @@ def show_simulation(
         runtime.policy,
         runtime.placement,
         runtime.workq,
+        triples=step,
     )
     table = Table(title=f"simulated iteration: {p.ranks} ranks x {p.threads} threads on "
                   f"{platform.name}, nodes of {p.ranks_per_node}")  # fmt: skip
@@ -62,14 +64,28 @@ def show_simulation(
         table.add_row(f"  {name} (all workers)", f"{total:.4g} s")
     for name, moved in p.bytes.items():
         table.add_row(f"  bytes {name.replace('_', '-')}", f"{moved / 2**20:.1f} MiB")
-    table.add_row("(T)", "not simulated")
+    if p.triples is None:
+        table.add_row("(T)", "not in the method")
+    else:
+        table.add_row(f"(T) ({p.triples['kernel']})", f"{p.triples_seconds:.4g} s")
+        for name in PHASES:
+            total = sum(r[name] for r in p.triples["decomposition"])
+            table.add_row(f"  {name} (all workers)", f"{total:.4g} s")
     show(table)
     curve = Table(title="strong scaling")
     curve.add_column("ranks", justify="right")
     curve.add_column("iteration s", justify="right")
     curve.add_column("speed-up", justify="right")
+    triples_curve = dict(p.triples["scaling"]) if p.triples is not None else {}
+    if triples_curve:
+        curve.add_column("(T) s", justify="right")
+        curve.add_column("(T) speed-up", justify="right")
     for ranks, seconds in p.scaling:
-        curve.add_row(str(ranks), f"{seconds:.4g}", f"{p.one_rank_seconds / seconds:.2f}")
+        row = [str(ranks), f"{seconds:.4g}", f"{p.one_rank_seconds / seconds:.2f}"]
+        if triples_curve:
+            t = triples_curve[ranks]
+            row += [f"{t:.4g}", f"{triples_curve[1] / t:.2f}" if 1 in triples_curve else "–"]
+        curve.add_row(*row)
     show(curve)
     results = p.as_dict()
     if json_path is not None:

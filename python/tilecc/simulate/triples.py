@@ -1,0 +1,145 @@
+"""The (T) step on P ranks, as tilecc runs it (tilecc.cc.triples): every rank first reads the
+kernel's inputs whole through the distributed store, each block from its hash owner; then the
+steps run one after another. In a step, each rank takes its LPT share of the tasks by the kernel's
+cost (rank_share), its workers take its tasks largest first, each as soon as it is free, and the
+step ends with an allreduce of one number. A task takes the seconds the kernel predicts for it
+from the calibrated cost model (TriplesKernel.task_seconds), made from the job's spaces alone.
+
+The step is bulk-synchronous, so it is computed step by step rather than event by event. The
+gather is priced as the iteration's transfers are: a latency per get, the bytes over the link,
+and a node's inter-node bytes through its one network interface, which all its ranks share.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilecc import _core
+from tilecc.placement import Ranks
+from tilecc.simulate.engine import RankTimes
+from tilecc.simulate.platform import Platform
+
+#: The inputs each kernel reads (their names in the problem's integrals), besides the amplitudes
+#: and f_ov.
+KERNEL_INTEGRALS = {
+    "ClosedShellTriples": ("ovvv", "ovoo", "ovov"),
+    "ClosedShellVirtualTriples": ("ovvv", "ovoo", "ovov"),
+    "SpinOrbitalTriples": ("ovvv", "ooov", "oovv"),
+}
+
+
+@dataclass(frozen=True)
+class TriplesWork:
+    """The (T) step: per step, each task's scheduler cost and predicted seconds on one worker;
+    the inputs every rank reads whole."""
+
+    kernel: str
+    steps: list[tuple[np.ndarray, np.ndarray]]
+    input_bytes: int
+    input_blocks: int
+
+    @classmethod
+    def of(cls, kernel: Any, model: Any, inputs: list[Any]) -> TriplesWork:
+        steps = [
+            (np.asarray(kernel.task_costs(s)), np.asarray(kernel.task_seconds(s, model)))
+            for s in range(kernel.steps)
+        ]
+        return cls(
+            type(kernel).__name__,
+            steps,
+            sum(8 * t.stored_elements for t in inputs),
+            sum(t.num_blocks for t in inputs),
+        )
+
+
+@dataclass
+class TriplesOutcome:
+    seconds: float = 0.0
+    ranks: list[RankTimes] = field(default_factory=list)
+    bytes: dict[str, int] = field(
+        default_factory=lambda: {"local": 0, "intra_node": 0, "inter_node": 0}
+    )
+
+
+def triples_work(cc: Any, problem: Any, amplitudes: list[Any]) -> TriplesWork:
+    """The (T) step of ``cc`` (a solver on a planning context, its iteration planned): the kernel
+    tilecc would run, made from the spaces alone, and its inputs' sizes."""
+    from tilecc.cc.rccsd import RCCSD
+    from tilecc.cc.triples import closed_shell_loop
+
+    occ, vir = problem.occ._core, problem.vir._core
+    kernel: _core.TriplesKernel
+    if isinstance(cc, RCCSD):
+        loop = closed_shell_loop(problem.vir)
+        kernel = (
+            _core.ClosedShellVirtualTriples(occ, vir)
+            if loop == "virtual"
+            else _core.ClosedShellTriples(occ, vir)
+        )
+    else:
+        kernel = _core.SpinOrbitalTriples(occ, vir)
+    names = KERNEL_INTEGRALS[type(kernel).__name__]
+    inputs = [problem.eri[n] for n in names if n in problem.eri]
+    inputs += [*amplitudes, problem.fock["ov"]]
+    return TriplesWork.of(kernel, cc.context.cost_model, inputs)
+
+
+def simulate_triples(
+    work: TriplesWork, platform: Platform, ranks: Ranks, threads: int
+) -> TriplesOutcome:
+    size, per_node = ranks.size, ranks.per_node
+    out = TriplesOutcome(ranks=[RankTimes() for _ in range(size)])
+    # Each rank gets the blocks it does not own: of P owners, per_node - 1 share its node.
+    intra_share = (per_node - 1) / size
+    inter_share = (size - per_node) / size
+    intra_bytes = int(work.input_bytes * intra_share)
+    inter_bytes = int(work.input_bytes * inter_share)
+    intra_latency, intra_wire = platform.transfer_seconds(intra_bytes, False)
+    inter_latency, inter_wire = platform.transfer_seconds(inter_bytes, True)
+    gather = work.input_blocks * (intra_share * intra_latency + inter_share * inter_latency)
+    gather += intra_wire + per_node * inter_wire  # the node's interface carries all its ranks'
+    out.bytes = {
+        "local": work.input_bytes,
+        "intra_node": intra_bytes * size,
+        "inter_node": inter_bytes * size,
+    }
+    sync = 0.0
+    if size > 1:
+        latency, wire = platform.transfer_seconds(8, ranks.nodes > 1)
+        sync = math.ceil(math.log2(size)) * (latency + wire)
+    slowdown = platform.slowdown(per_node * threads)
+    out.seconds = gather
+    for times in out.ranks:
+        times.communication += threads * gather
+    for costs, seconds in work.steps:
+        share = (
+            np.asarray(_core.lpt_bins(costs.tolist(), size))
+            if size > 1
+            else np.zeros(len(costs), dtype=int)
+        )
+        spans = []
+        for rank in range(size):
+            mine = np.flatnonzero(share == rank)
+            order = mine[np.argsort(-costs[mine], kind="stable")]
+            spans.append(_makespan(seconds[order] * slowdown, threads))
+            out.ranks[rank].compute += float(seconds[mine].sum() * slowdown)
+        step = max(spans, default=0.0) + sync
+        out.seconds += step
+        for times in out.ranks:
+            times.communication += threads * sync
+    for times in out.ranks:
+        times.idle = max(0.0, threads * out.seconds - times.compute - times.communication)
+    return out
+
+
+def _makespan(seconds: np.ndarray, workers: int) -> float:
+    """List scheduling: each task, in order, on the worker free first."""
+    free = [0.0] * workers
+    for s in seconds.tolist():
+        heapq.heapreplace(free, free[0] + s)
+    return max(free)
