@@ -22,6 +22,7 @@ double* ScratchBuffer::get(extent_t n) {
     const auto bytes = detail::checked_product<std::size_t>(
         static_cast<std::size_t>(n / 8 + (n % 8 != 0 ? 1 : 0)) * 8, sizeof(double),
         "a worker's scratch buffer in bytes");
+    if (data_) ++frees_;
     data_.reset();  // per task: freed before the next allocation, as a task's free would be
     void* p = std::aligned_alloc(64, bytes);
     if (p == nullptr) throw OutOfMemory(bytes, "a worker's scratch buffer");

@@ -30,6 +30,8 @@ class ScratchBuffer {
   extent_t capacity() const { return capacity_; }
   extent_t high_water() const { return high_water_; }
   std::int64_t allocations() const { return allocations_; }
+  /** Allocations given back (each replaced by a larger, or per task by the next). */
+  std::int64_t frees() const { return frees_; }
 
  private:
   struct Free {
@@ -38,7 +40,7 @@ class ScratchBuffer {
   ScratchMode mode_;
   std::unique_ptr<double[], Free> data_;
   extent_t capacity_ = 0, high_water_ = 0;
-  std::int64_t allocations_ = 0;
+  std::int64_t allocations_ = 0, frees_ = 0;
 };
 
 /** The scratch one worker uses for one task: permuted A, permuted B, result R, and, for stores
@@ -57,6 +59,10 @@ struct Workspace {
   std::int64_t allocations() const {
     return a.allocations() + b.allocations() + r.allocations() + fetched_a.allocations() +
            fetched_b.allocations() + staged_c.allocations();
+  }
+  std::int64_t frees() const {
+    return a.frees() + b.frees() + r.frees() + fetched_a.frees() + fetched_b.frees() +
+           staged_c.frees();
   }
 };
 

@@ -105,12 +105,13 @@ void bind_contract(nb::module_& m) {
             for (int w = 0; w < ex.threads(); ++w) {
               nb::dict d;
               d["allocations"] = ex.workspace(w).allocations();
+              d["frees"] = ex.workspace(w).frees();
               d["high_water_bytes"] = ex.workspace(w).high_water_bytes();
               workers.append(d);
             }
             return workers;
           },
-          "Per worker: its scratch allocations so far and the most it has held.")
+          "Per worker: its scratch allocations and frees so far and the most it has held.")
       .def_prop_ro(
           "scratch_mode",
           [](const Executor& ex) {

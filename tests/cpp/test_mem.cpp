@@ -23,6 +23,7 @@ TEST(Scratch, PooledBuffersAllocateOnlyToGrow) {
     for (extent_t i = 0; i < n; ++i) p[i] = 1.0;  // writable, as ASan checks
   }
   EXPECT_EQ(buffer.allocations(), 2);  // 10, then 100
+  EXPECT_EQ(buffer.frees(), 1);        // the 10
   EXPECT_EQ(buffer.capacity(), 100);
   EXPECT_EQ(buffer.high_water(), 100);
 }
@@ -35,6 +36,7 @@ TEST(Scratch, PerTaskBuffersAllocateOnEveryRequest) {
   }
   buffer.get(0);  // nothing asked, nothing allocated
   EXPECT_EQ(buffer.allocations(), 5);
+  EXPECT_EQ(buffer.frees(), 4);  // the last is still held
   EXPECT_EQ(buffer.capacity(), 7);
   EXPECT_EQ(buffer.high_water(), 100);
   Workspace ws(ScratchMode::per_task);
