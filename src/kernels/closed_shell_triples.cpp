@@ -32,6 +32,15 @@ std::size_t u(extent_t n) { return static_cast<std::size_t>(n); }
 
 }  // namespace
 
+void ClosedShellTriplesInputs::check() const {
+  const IndexSpace &o = detail::t1_space(t1, 0), &v = detail::t1_space(t1, 1);
+  detail::check_spaces(ovvv, "(ia|fb)", {&o, &v, &v, &v});
+  detail::check_spaces(ovoo, "(ia|jk)", {&o, &v, &o, &o});
+  detail::check_spaces(ovov, "(ia|jb)", {&o, &v, &o, &v});
+  detail::check_spaces(t2, "t2", {&o, &o, &v, &v});
+  detail::check_spaces(fov, "f_ov", {&o, &v});
+}
+
 // The layout: everything but the inputs.
 ClosedShellTriples::ClosedShellTriples(const IndexSpace& o, const IndexSpace& v) {
   no_ = o.size(), nv_ = v.size();
@@ -65,12 +74,7 @@ ClosedShellTriples::ClosedShellTriples(const IndexSpace& o, const IndexSpace& v)
 
 ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
     : ClosedShellTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
-  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
-  detail::check_spaces(in.ovvv, "(ia|fb)", {&o, &v, &v, &v});
-  detail::check_spaces(in.ovoo, "(ia|jk)", {&o, &v, &o, &o});
-  detail::check_spaces(in.ovov, "(ia|jb)", {&o, &v, &o, &v});
-  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
-  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+  in.check();
   const extent_t no = no_, nv = nv_, nv2 = nv * nv;
 
   // (pa|fb) as one [(a, b)][f] matrix per (p, gab), f in irrep(p) ^ gab.

@@ -122,15 +122,11 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const IndexSpace& o, const 
 
 ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInputs& in)
     : ClosedShellVirtualTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
-  const IndexSpace &o = in.t1->shape().space(0), &v = in.t1->shape().space(1);
-  detail::check_spaces(in.ovvv, "(ia|fb)", {&o, &v, &v, &v});
-  detail::check_spaces(in.ovoo, "(ia|jk)", {&o, &v, &o, &o});
-  detail::check_spaces(in.ovov, "(ia|jb)", {&o, &v, &o, &v});
-  detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
-  detail::check_spaces(in.fov, "f_ov", {&o, &v});
+  in.check();
   const extent_t no = no_, nv = nv_, nv2 = nv * nv;
   std::vector<int> occ_irrep;
-  for (const Orbital& orbital : o.orbitals()) occ_irrep.push_back(orbital.irrep);
+  for (const Orbital& orbital : in.t1->shape().space(0).orbitals())
+    occ_irrep.push_back(orbital.irrep);
   auto gv = [&](extent_t x) { return vir_irrep_[u(x)]; };
 
   // (px|fy) per (x, irrep(p), y), [p][f].

@@ -39,6 +39,8 @@ struct ClosedShellTriplesInputs {
   const BlockTensor* t2 = nullptr;    ///< t_ij^ab over (o, o, v, v)
   const BlockTensor* t1 = nullptr;    ///< t_i^a over (o, v)
   const BlockTensor* fov = nullptr;   ///< f_ia over (o, v)
+  /** Refuses a missing tensor or one over other spaces, in one sentence. */
+  void check() const;
 };
 
 class ClosedShellTriples final : public TriplesKernel {
