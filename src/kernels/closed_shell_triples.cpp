@@ -186,13 +186,12 @@ double ClosedShellTriples::predicted_seconds(extent_t i, extent_t task,
   });
   const int g = occ_irrep_[u(i)] ^ occ_irrep_[u(jk[0])] ^ occ_irrep_[u(jk[1])];
   const extent_t size = size_[u(g)], rows = rows_[u(g)];
-  auto pass = [&](PermuteKind kind, extent_t elements) {
-    return model.permute_seconds(PermuteShape{kind, elements, rows});
+  auto pass = [&](int strided, int in_order) {
+    return detail::pass_seconds(model, size, strided, in_order, rows);
   };
-  // W: six transposed sums; X: W and the disconnected terms' twelve streams; Z: six transposes
-  // of X; the weighted sum of W and Z.
-  return seconds + 12 * pass(PermuteKind::transpose, size) + pass(PermuteKind::copy, 13 * size) +
-         pass(PermuteKind::copy, 2 * size);
+  // W: six transposed reads, one write; X: W and the disconnected terms' twelve streams read,
+  // X written; Z: six transposed reads of X, one write; the weighted sum: W and Z read.
+  return seconds + pass(6, 1) + pass(0, 14) + pass(6, 1) + pass(0, 2);
 }
 
 ClosedShellTriples::View ClosedShellTriples::view(int g, const std::array<int, 3>& axes,

@@ -351,8 +351,8 @@ double ClosedShellVirtualTriples::predicted_seconds(extent_t step, extent_t task
   const auto ab = pair(step, task);
   const extent_t a = ab[0], b = ab[1];
   const int ga = vir_irrep_[u(a)], gb = vir_irrep_[u(b)];
-  auto pass = [&](PermuteKind kind, extent_t elements, extent_t loops) {
-    return model.permute_seconds(PermuteShape{kind, elements, loops});
+  auto pass = [&](extent_t elements, int strided, int in_order, extent_t runs) {
+    return detail::pass_seconds(model, elements, strided, in_order, runs);
   };
   // The gather of (pc|fy), y = a and b, c <= b: one copy per (y, irrep(p), c).
   double seconds = 0.0;
@@ -364,7 +364,7 @@ double ClosedShellVirtualTriples::predicted_seconds(extent_t step, extent_t task
         gathered += cs * occ_n_[u(gp)] * vir_n_[u(gp ^ gc ^ gy)];
         blocks += cs;
       }
-  seconds += pass(PermuteKind::copy, gathered, blocks);
+  seconds += pass(gathered, 0, 2, blocks);
   for (int gc = 0; gc < irreps; ++gc) {
     const int g = ga ^ gb ^ gc;
     const extent_t size = size_[u(g)], rows = rows_[u(g)];
@@ -372,24 +372,24 @@ double ClosedShellVirtualTriples::predicted_seconds(extent_t step, extent_t task
     if (size == 0) continue;
     for (extent_t c0 = vir_off_[u(gc)]; c0 < end; c0 += chunk_[u(g)]) {
       const extent_t nc = std::min(chunk_[u(g)], end - c0);
-      seconds += pass(PermuteKind::copy, nc * size, 1);  // W zeroed
+      seconds += pass(nc * size, 0, 1, 1);  // W zeroed
       for (const Job& job : jobs) {
         for (int g0 = 0; g0 < irreps; ++g0) {
           const JobGemm shape = job_gemm(job.f_term, job.pair[0], {ga, gb, gc}, g0, nc);
           if (shape.rows == 0 || shape.pairs == 0) continue;
           if (shape.k == 0) {
-            seconds += pass(PermuteKind::copy, shape.m * shape.n, 1);
+            seconds += pass(shape.m * shape.n, 0, 1, 1);
             continue;
           }
-          seconds += pass(PermuteKind::copy, shape.m * shape.k, 2) +  // the two stacked
+          seconds += pass(shape.m * shape.k, 0, 2, 2) +  // the two orderings' operands stacked
                      model.gemm_seconds(shape.m, shape.n, shape.k);
         }
-        seconds += 2 * pass(PermuteKind::transpose, nc * size, nc * rows);  // added into W
+        seconds += pass(nc * size, 2, 2, nc * rows);  // both added into W, read and written
       }
-      // Per c: X (W and six disconnected streams), Z (six transposes of X), the weighted sum.
-      seconds += static_cast<double>(nc) * (pass(PermuteKind::copy, 7 * size, rows) +
-                                            6 * pass(PermuteKind::transpose, size, rows) +
-                                            pass(PermuteKind::copy, 2 * size, rows));
+      // Per c: X (W and six disconnected streams read, X written), Z (six transposed reads of X,
+      // Z written), the weighted sum (W and Z read).
+      seconds += static_cast<double>(nc) *
+                 (pass(size, 0, 8, rows) + pass(size, 6, 1, rows) + pass(size, 0, 2, rows));
     }
   }
   return seconds;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "tilecc/cost.hpp"
 #include "tilecc/types.hpp"
 
 namespace tilecc::kernels::detail {
@@ -42,6 +43,19 @@ void permuted_block_sum(double* out, extent_t out_sa, extent_t na, extent_t nb, 
             }
           }
       }
+}
+
+/** The cost model's price of a pass over `elements` elements in `runs` contiguous runs that
+ *  reads `strided` arrays through strides and makes `in_order` contiguous reads or writes per
+ *  element. A permutation moves each element once, one read and one write: a copy both in order,
+ *  a transpose one strided; the model's rates for those two give each kind of access its price.
+ */
+inline double pass_seconds(const CostModel& model, extent_t elements, int strided, int in_order,
+                           extent_t runs) {
+  const double copy = model.permute[1], transpose = model.permute[3];
+  const double per_element = strided * (transpose - copy / 2) + in_order * copy / 2;
+  return model.permute[0] + per_element * static_cast<double>(elements) +
+         model.permute[4] * static_cast<double>(runs);
 }
 
 }  // namespace tilecc::kernels::detail

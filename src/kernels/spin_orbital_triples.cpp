@@ -180,12 +180,13 @@ double SpinOrbitalTriples::predicted_seconds(extent_t i, extent_t task,
   });
   const int g = triple_label(i, jk[0], jk[1]);
   const extent_t size = size_[u(g)], rows = rows_[u(g)];
-  auto pass = [&](PermuteKind kind, extent_t elements) {
-    return model.permute_seconds(PermuteShape{kind, elements, rows});
+  auto pass = [&](int strided, int in_order) {
+    return detail::pass_seconds(model, size, strided, in_order, rows);
   };
-  // Y zeroed; W and X: three transposes each; the disconnected terms: two streams per ordering;
-  // the weighted sum of W and X.
-  return seconds + 6 * pass(PermuteKind::transpose, size) + pass(PermuteKind::copy, 9 * size);
+  // Y zeroed; W = Y - Y_bac - Y_cba (two transposed reads, Y read, W written); three orderings'
+  // disconnected terms (two streams read, Y read and written); X likewise from Y; the weighted
+  // sum (W and X read).
+  return seconds + pass(0, 1) + pass(2, 2) + 3 * pass(0, 4) + pass(2, 2) + pass(0, 2);
 }
 
 template <class Body>
