@@ -200,6 +200,10 @@ def validate(opts: RunOptions) -> None:
                 "one of them."
             )
     scf_options(opts).validate()
+    if opts.method == "ccsd(t)":
+        from tilecc.cc.triples import check_loop
+
+        check_loop(os.environ.get("TILECC_TRIPLES_LOOP") or None)
 
 
 def scf_options(opts: RunOptions) -> SCFOptions:

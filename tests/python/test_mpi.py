@@ -90,6 +90,20 @@ def one_process(tmp_path_factory):
     }
 
 
+def test_the_virtual_triples_loop_across_ranks_gives_the_one_process_energy(tmp_path, one_process):
+    # The closed-shell (T) over virtual triples, forced on this small molecule, its tasks shared
+    # by 2 ranks: the one-process job's energy, which the occupied loop computed.
+    many = run_json(tmp_path, "many", 2, "--method", "ccsd(t)", TILECC_TRIPLES_LOOP="virtual")
+    one = one_process[("rhf", "ccsd(t)")]
+    assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
+    bad = mpiexec(1, "run", str(WATER), "--basis", "6-31g", "--method", "ccsd(t)",
+                  TILECC_TRIPLES_LOOP="both")  # fmt: skip
+    assert bad.returncode == 2
+    assert "set it (or TILECC_TRIPLES_LOOP) to 'occupied' or 'virtual'" in " ".join(
+        bad.stdout.split()
+    )
+
+
 @pytest.mark.parametrize(
     ("reference", "ranks", "per_node", "policy", "tile"),
     [

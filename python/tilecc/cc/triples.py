@@ -30,6 +30,7 @@ tasks run weighted on the executor, one call per step so that the progress displ
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -108,13 +109,28 @@ def closed_shell_loop(vir: Space) -> str:
     return "virtual" if 8 * largest_occupied_loop_w(vir) > OCCUPIED_LOOP_W_BYTES else "occupied"
 
 
+def check_loop(loop: str | None) -> str | None:
+    """``loop`` if it names a closed-shell (T) loop (or is None), else one sentence.
+
+    >>> check_loop("virtual"), check_loop(None)
+    ('virtual', None)
+    """
+    if loop not in (None, "occupied", "virtual"):
+        raise ValueError(
+            f"the closed-shell (T) loop is {loop!r}; set it (or TILECC_TRIPLES_LOOP) to "
+            f"'occupied' or 'virtual', or leave it unset."
+        )
+    return loop
+
+
 def restricted_kernel(
     t1: Tensor, t2: Tensor, p: RestrictedProblem, loop: str | None = None
 ) -> _core.TriplesKernel:
-    """The closed-shell (T) kernel looping over occupied or virtual triples (``loop``; by default
-    closed_shell_loop's choice)."""
+    """The closed-shell (T) kernel looping over occupied or virtual triples (``loop``; else
+    $TILECC_TRIPLES_LOOP, for comparing them; else closed_shell_loop's choice)."""
+    chosen = check_loop(loop or os.environ.get("TILECC_TRIPLES_LOOP")) or closed_shell_loop(p.vir)
     kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}[
-        loop or closed_shell_loop(p.vir)
+        chosen
     ]
     return kernel(
         ovvv=p.eri["ovvv"].settled_core(),
