@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tilecc import _core
 from tilecc.placement import Ranks
-from tilecc.simulate.engine import RankTimes
+from tilecc.simulate.engine import Outcome, RankTimes
 from tilecc.simulate.platform import Platform
 
 #: The inputs each kernel reads (their names in the problem's integrals), besides the amplitudes
@@ -57,15 +57,6 @@ class TriplesWork:
         )
 
 
-@dataclass
-class TriplesOutcome:
-    seconds: float = 0.0
-    ranks: list[RankTimes] = field(default_factory=list)
-    bytes: dict[str, int] = field(
-        default_factory=lambda: {"local": 0, "intra_node": 0, "inter_node": 0}
-    )
-
-
 def triples_work(cc: Any, problem: Any, amplitudes: list[Any]) -> TriplesWork:
     """The (T) step of ``cc`` (a solver on a planning context, its iteration planned): the kernel
     tilecc would run, made from the spaces alone, and its inputs' sizes."""
@@ -89,11 +80,11 @@ def triples_work(cc: Any, problem: Any, amplitudes: list[Any]) -> TriplesWork:
     return TriplesWork.of(kernel, cc.context.cost_model, inputs)
 
 
-def simulate_triples(
-    work: TriplesWork, platform: Platform, ranks: Ranks, threads: int
-) -> TriplesOutcome:
+def simulate_triples(work: TriplesWork, platform: Platform, ranks: Ranks, threads: int) -> Outcome:
+    """The (T) step's seconds, each rank's phases and the bytes moved (an Outcome, whose
+    per-contraction list it leaves empty)."""
     size, per_node = ranks.size, ranks.per_node
-    out = TriplesOutcome(ranks=[RankTimes() for _ in range(size)])
+    out = Outcome(ranks=[RankTimes() for _ in range(size)])
     # Each rank gets the blocks it does not own: of P owners, per_node - 1 share its node.
     intra_share = (per_node - 1) / size
     inter_share = (size - per_node) / size
