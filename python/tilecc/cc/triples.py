@@ -77,9 +77,9 @@ def spin_orbital_triples(
 
 
 # The occupied loop's W per triple (v^3 / |G| doubles) above which its element passes leave the
-# cache and the virtual loop is faster: measured between 1.6 MB (benzene/cc-pVDZ in C2v, where
-# the occupied loop is 1.3x faster) and 3.2 MB (in Cs, 0.72x), on 1 MiB of L2 per core
-# (benchmarks/HISTORY.md).
+# cache and the virtual loop is faster: measured between 1.61 MB (benzene/cc-pVDZ in C2v, where
+# the occupied loop is 1.06-1.30x faster) and 3.45 MB (in Cs, the virtual loop at 0.66-0.72x of
+# its time), on 1 MiB of L2 per core (benchmarks/triples/run.py, benchmarks/HISTORY.md).
 OCCUPIED_LOOP_W_BYTES = 2 << 20
 
 
