@@ -21,8 +21,8 @@ transformed: list[int] = []
 real = integrals.transform
 
 
-def transform(mf, coefficients):
-    array = real(mf, coefficients)
+def transform(mf, coefficients, ao=None):
+    array = real(mf, coefficients, ao)
     transformed.append(int(array.size))
     return array
 

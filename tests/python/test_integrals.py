@@ -3,13 +3,15 @@ batches into block tensors, against PySCF's unpacked transformation and dense ei
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from pyscf import ao2mo, gto, scf
 
 from tilecc import Context
 from tilecc.host import integrals
-from tilecc.host.integrals import PackedIntegrals
+from tilecc.host.integrals import PackedIntegrals, held_ao_bytes
 from tilecc.host.pyscf import _SPATIAL_SYMMETRY, restricted_problem, spin_orbital_problem
 
 
@@ -44,6 +46,16 @@ def test_one_shared_transformation_of_all_active_orbitals(water):
     assert np.allclose(packed.block(every, every, every, every).reshape(expected.shape), expected)
 
 
+def test_ao_integrals_are_held_only_where_they_fit_beside_the_rest(water):
+    pairs = water.mol.nao * (water.mol.nao + 1) // 2
+    need = 8 * (pairs * (pairs + 1) // 2)  # packed s8
+    bare = without_ao_integrals(water)
+    assert held_ao_bytes(bare, need + 100, beside=100) == need
+    assert held_ao_bytes(bare, need + 100, beside=101) == 0
+    assert held_ao_bytes(water, 10 * need, beside=0) == 0  # the mean field's own are used
+    assert held_ao_bytes(bare.density_fit(), 10 * need, beside=0) == 0  # density-fitted instead
+
+
 # -- integral classes transformed in batches ---------------------------------------------------
 
 
@@ -60,31 +72,51 @@ def water_cation():
     return scf.UHF(mol).run()
 
 
-def spy_on_transformations(monkeypatch, max_elements: int | None) -> list[list[int]]:
-    """Record the orbital counts of every transformation; cap the batches at max_elements."""
+def without_ao_integrals(mf):
+    """The mean field as one whose AO integrals did not fit in its memory (PySCF's _eri None)."""
+    bare = copy.copy(mf)
+    bare._eri = None
+    return bare
+
+
+#: Where the batches' AO integrals come from: the mean field's, held for the batches, or
+#: computed again by PySCF for each batch.
+AO_SOURCES = ["mean field", "held", "per batch"]
+
+
+def spy_on_transformations(
+    mf, monkeypatch, max_elements: int | None, source: str
+) -> tuple[object, list[list[int]]]:
+    """The mean field to use for AO integrals from `source`; record the orbital counts of every
+    transformation; cap the batches at max_elements."""
     calls: list[list[int]] = []
     real = integrals.transform
 
-    def transform(mf, coefficients):
+    def transform(mf, coefficients, ao=None):
+        assert (ao is not None) == (source == "held")
         calls.append([c.shape[1] for c in coefficients])
-        return real(mf, coefficients)
+        return real(mf, coefficients, ao)
 
     monkeypatch.setattr(integrals, "transform", transform)
     if max_elements is not None:
         monkeypatch.setattr(integrals, "DEFAULT_BATCH_ELEMENTS", max_elements)
-    return calls
+    if source == "per batch":
+        monkeypatch.setattr(integrals, "available_memory", lambda: 0)
+    return (mf if source == "mean field" else without_ao_integrals(mf)), calls
 
 
+@pytest.mark.parametrize("source", AO_SOURCES)
 @pytest.mark.parametrize("max_elements", [None, 1])
 def test_restricted_classes_in_batches_match_the_whole_transformation(
-    symmetric_water, monkeypatch, max_elements
+    symmetric_water, monkeypatch, max_elements, source
 ):
-    """One batch of everything, or (max_elements=1) one batch per first-index tile: the same
-    integrals as PySCF's transformation of each class as a whole."""
+    """One batch of everything, or (max_elements=1) one batch per first-index tile, with the
+    AO integrals from each source: the same integrals as PySCF's transformation of each class
+    as a whole."""
+    bare, calls = spy_on_transformations(symmetric_water, monkeypatch, max_elements, source)
     mf = symmetric_water
-    calls = spy_on_transformations(monkeypatch, max_elements)
     problem = restricted_problem(
-        mf, frozen=1, tile=2, context=Context(threads=1), classes=tuple(_SPATIAL_SYMMETRY)
+        bare, frozen=1, tile=2, context=Context(threads=1), classes=tuple(_SPATIAL_SYMMETRY)
     )
     nocc = int(np.count_nonzero(mf.mo_occ))
     natural = {"o": np.arange(1, nocc), "v": np.arange(nocc, mf.mo_coeff.shape[1])}
@@ -100,13 +132,14 @@ def test_restricted_classes_in_batches_match_the_whole_transformation(
     assert len(calls) == (1 if max_elements is None else first_tiles)
 
 
+@pytest.mark.parametrize("source", AO_SOURCES)
 @pytest.mark.parametrize("max_elements", [None, 1])
 def test_spin_orbital_classes_in_batches_match_the_dense_antisymmetrized_integrals(
-    water_cation, monkeypatch, max_elements
+    water_cation, monkeypatch, max_elements, source
 ):
     mf = water_cation
-    spy_on_transformations(monkeypatch, max_elements)
-    problem = spin_orbital_problem(mf, tile=3, context=Context(threads=1))
+    bare, _ = spy_on_transformations(mf, monkeypatch, max_elements, source)
+    problem = spin_orbital_problem(bare, tile=3, context=Context(threads=1))
     occupied = [np.flatnonzero(occ > 0) for occ in mf.mo_occ]
     virtual = [np.flatnonzero(occ == 0) for occ in mf.mo_occ]
     # Spin orbitals in natural order: alpha occupied, beta occupied, alpha virtual, beta virtual.

@@ -25,6 +25,7 @@ class JobPlan:
     allocated_bytes: int  # what the job allocates at its peak: tensors, DIIS, integral batch
     diis_bytes: int  # DIIS history, the iteration's error and extrapolated amplitudes
     integrals_batch_bytes: int  # the largest integral transformation held at once
+    ao_integrals_bytes: int  # AO integrals held beside it while the integrals are made
     process_bytes: int  # the process before CC (Python, PySCF, the SCF's results)
     peak_memory_bytes: int  # the larger of the peak before CC and the process plus the job
     iteration_seconds: float
@@ -78,7 +79,11 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     # The budget is for what the job allocates (tensors, their DIIS copies, the integral
     # batches), as --memory-budget is; without one, what the process may still take.
     needed = integrals + tensors_peak + diis
-    peak = max(before, process + needed)
+    # AO integrals are held for the batches only if they fit beside them and the integral
+    # tensors (host/ao_integrals.py), and are let go before the iterations.
+    held = int(ctx.held_ao_bytes)
+    integral_tensors = sum(8 * t.stored_elements for t in getattr(problem, "eri", {}).values())
+    peak = max(before, process + max(needed, held + integrals + integral_tensors))
     budget = memory_budget or max(0, available_memory() - process)
     planned = {p.id: p for p in ctx.runtime.contractions() if p.built}
     threads = ctx.threads
@@ -113,6 +118,7 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
         allocated_bytes=needed,
         diis_bytes=diis,
         integrals_batch_bytes=integrals,
+        ao_integrals_bytes=held,
         process_bytes=process,
         peak_memory_bytes=peak,
         iteration_seconds=seconds,

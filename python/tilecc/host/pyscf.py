@@ -18,6 +18,7 @@ classes; on several ranks each transforms a share of the batches.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,9 @@ from tilecc.host.integrals import (
     PackedIntegrals,
     Reader,
     Subset,
+    ao_integrals,
     batch_elements,
+    held_ao_bytes,
     load_in_batches,
 )
 from tilecc.space import Space
@@ -137,15 +140,17 @@ def restricted_problem(
         )
         for name in classes
     }
+    held, ao = _ao_integrals(mf, ctx, eri.values())
     load_in_batches(
         [
             IntegralClass(t, [start[x] + np.arange(spaces[x].size) for x in name])
             for name, t in eri.items()
         ],
-        lambda subsets: _spatial_reader(mf, active, subsets),
+        lambda subsets: _spatial_reader(mf, active, subsets, ao),
         mol.nao,
         batch_elements(ctx.memory_budget),
         VERIFY_ELEMENTS,
+        held,
     )
     fock_mo = mf.mo_coeff.T @ mf.get_fock() @ mf.mo_coeff
     natural = {"o": occ_idx, "v": vir_idx}
@@ -158,13 +163,26 @@ def restricted_problem(
     return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), (frozen_set, frozen_set))
 
 
-def _spatial_reader(mf: Any, active: np.ndarray, subsets: tuple[Subset, ...]) -> Reader:
+def _ao_integrals(
+    mf: Any, ctx: Context, tensors: Iterable[Tensor]
+) -> tuple[int, np.ndarray | None]:
+    """The bytes of AO integrals the batches hold beside these integral tensors and one batch
+    (see integrals.held_ao_bytes), and those integrals (None when none are held, or when
+    planning: a plan transforms nothing)."""
+    beside = sum(8 * t.stored_elements for t in tensors) + 8 * batch_elements(ctx.memory_budget)
+    held = held_ao_bytes(mf, ctx.memory_budget, beside)
+    return held, ao_integrals(mf) if held and not ctx.planning else None
+
+
+def _spatial_reader(
+    mf: Any, active: np.ndarray, subsets: tuple[Subset, ...], ao: np.ndarray | None
+) -> Reader:
     """(pq|rs) over the active orbitals of each subset (the columns of ``active``)."""
     coefficients = [active[:, subset.positions] for subset in subsets]
     for first, second in ((0, 1), (2, 3)):
         if subsets[first].same(subsets[second]):
             coefficients[second] = coefficients[first]  # one set: PySCF packs the pair
-    integrals = PackedIntegrals(mf, coefficients)
+    integrals = PackedIntegrals(mf, coefficients, ao)
 
     def read(p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
         return integrals.block(*(sub.local(x) for sub, x in zip(subsets, (p, q, r, s))))
@@ -336,6 +354,7 @@ class _SpinCoulomb:
         spin: np.ndarray,
         spatial: np.ndarray,
         subsets: tuple[Subset, ...],
+        ao: np.ndarray | None,
     ) -> None:
         self.spin = spin
         self.sources: dict[tuple[int, int], tuple[PackedIntegrals, list[Subset]]] = {}
@@ -353,7 +372,7 @@ class _SpinCoulomb:
             for first, second in ((0, 1), (2, 3)):
                 if members[first].same(members[second]):
                     sets[second] = sets[first]  # one set: PySCF packs the pair
-            self.sources[(s1, s2)] = (PackedIntegrals(mf, sets), members)
+            self.sources[(s1, s2)] = (PackedIntegrals(mf, sets, ao), members)
 
     def __call__(self, p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
         """(pq|rs) for arrays of spin-orbital indices (natural order) within the subsets."""
@@ -451,7 +470,7 @@ def spin_orbital_problem(
         # <pq||rs> = (pr|qs) - (ps|qr): chemists' indices p, r or s, q, s or r.
         ket = Subset(np.union1d(subsets[2].positions, subsets[3].positions))
         chemists = (subsets[0], ket, subsets[1], ket)
-        return _SpinCoulomb(mf, active_coefficients, spin, spatial, chemists).antisymmetrized
+        return _SpinCoulomb(mf, active_coefficients, spin, spatial, chemists, ao).antisymmetrized
 
     # Natural -> sorted order of each space (Space sorts by spin, irrep, energy).
     sorted_index = {"o": np.array(occ.order), "v": n_occ_so + np.array(vir.order)}
@@ -459,12 +478,14 @@ def spin_orbital_problem(
         name: Tensor([spaces[c] for c in name], generators, name=f"<{name}>", context=ctx)
         for name, generators in _INTEGRAL_SYMMETRY.items()
     }
+    held, ao = _ao_integrals(mf, ctx, eri.values())
     load_in_batches(
         [IntegralClass(t, [sorted_index[c] for c in name]) for name, t in eri.items()],
         reader_for,
         mol.nao,
         batch_elements(ctx.memory_budget),
         VERIFY_ELEMENTS,
+        held,
     )
     fock_so = np.zeros((nso, nso))
     for sigma in (0, 1):
