@@ -10,9 +10,10 @@
 namespace tilecc {
 
 ScratchMode scratch_mode_from_environment() {
-  const char* text = std::getenv("TILECC_SCRATCH");
+  const char* text = std::getenv("TILECC_SCRATCH_ALLOCATION");
   const std::string mode = text != nullptr ? text : "";
-  TILECC_CHECK(mode.empty() || mode == "pooled" || mode == "per-task", "TILECC_SCRATCH is '", mode,
+  TILECC_CHECK(mode.empty() || mode == "pooled" || mode == "per-task",
+               "TILECC_SCRATCH_ALLOCATION is '", mode,
                "'; set it to 'pooled' (the default) or 'per-task', or unset it.");
   return mode == "per-task" ? ScratchMode::per_task : ScratchMode::pooled;
 }

@@ -16,7 +16,8 @@ namespace tilecc {
  *  thread-local pools; a worker touches its buffers first, so they land on its NUMA node).
  *  `per_task`: a fresh allocation on every request, freed at the next one, so that the process's
  *  allocator (the system's, or one preloaded such as mimalloc) does the pooling: what
- *  benchmarks/memory compares pools against. Set by $TILECC_SCRATCH (`pooled` or `per-task`). */
+ *  benchmarks/memory compares pools against. Set by $TILECC_SCRATCH_ALLOCATION (`pooled` or
+ * `per-task`). */
 enum class ScratchMode { pooled, per_task };
 ScratchMode scratch_mode_from_environment();
 

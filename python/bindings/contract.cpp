@@ -117,7 +117,7 @@ void bind_contract(nb::module_& m) {
           [](const Executor& ex) {
             return ex.scratch_mode() == ScratchMode::pooled ? "pooled" : "per-task";
           },
-          "How workers allocate scratch ($TILECC_SCRATCH): pooled, or afresh per task.")
+          "How workers allocate scratch ($TILECC_SCRATCH_ALLOCATION): pooled, or afresh per task.")
       .def_prop_rw("tracing", &Executor::tracing, &Executor::set_tracing)
       .def("wake", &Executor::wake)
       .def("trace_events", &trace_events);

@@ -1,7 +1,8 @@
 // Per-worker scratch: pooled buffers allocate only when a request outgrows them; per-task ones on
 // every request (what the allocator comparison runs); both count their allocations and keep their
-// largest size. The mode comes from $TILECC_SCRATCH, a bad value refused in one sentence. Workers
-// fall into NUMA domains in contiguous groups, the domains' CPUs read from Linux's lists.
+// largest size. The mode comes from $TILECC_SCRATCH_ALLOCATION, a bad value refused in one
+// sentence. Workers fall into NUMA domains in contiguous groups, the domains' CPUs read from
+// Linux's lists.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -46,16 +47,16 @@ TEST(Scratch, PerTaskBuffersAllocateOnEveryRequest) {
 }
 
 TEST(Scratch, TheModeComesFromTheEnvironment) {
-  ::setenv("TILECC_SCRATCH", "per-task", 1);
+  ::setenv("TILECC_SCRATCH_ALLOCATION", "per-task", 1);
   EXPECT_EQ(Executor(2).scratch_mode(), ScratchMode::per_task);
-  ::setenv("TILECC_SCRATCH", "pools", 1);
+  ::setenv("TILECC_SCRATCH_ALLOCATION", "pools", 1);
   try {
     Executor refused(1);
-    FAIL() << "a bad TILECC_SCRATCH was accepted";
+    FAIL() << "a bad TILECC_SCRATCH_ALLOCATION was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("set it to 'pooled'"), std::string::npos) << e.what();
   }
-  ::unsetenv("TILECC_SCRATCH");
+  ::unsetenv("TILECC_SCRATCH_ALLOCATION");
   EXPECT_EQ(Executor(1).scratch_mode(), ScratchMode::pooled);
 }
 

@@ -178,12 +178,26 @@ def test_the_memory_budget_holds_or_stops_the_job_before_it_allocates(tmp_path):
     assert not out.exists()
 
 
+def test_the_scratch_directory_comes_from_tilecc_scratch(tmp_path, monkeypatch):
+    """$TILECC_SCRATCH names the disk store's directory (and nothing else): the files go there
+    while the job runs, and the energy is the in-core one."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TILECC_SCRATCH", str(scratch))
+    on_disk = run_water(tmp_path, "ccsd", "--store", "disk")
+    monkeypatch.delenv("TILECC_SCRATCH")
+    (tmp_path / "core").mkdir()
+    in_core = run_water(tmp_path / "core", "ccsd")
+    assert on_disk["e_tot"] == pytest.approx(in_core["e_tot"], abs=1e-10)
+    assert list(scratch.iterdir()) == []  # the store's files went with the job
+
+
 def test_workers_scratch_is_counted_pooled_or_per_request(tmp_path, monkeypatch):
     # On one worker the requests are the same in both modes: the same high-water mark, the same
     # energy; pooled buffers allocate only to grow, so far fewer times than one per request.
     results = {}
     for mode in ("pooled", "per-task"):
-        monkeypatch.setenv("TILECC_SCRATCH", mode)
+        monkeypatch.setenv("TILECC_SCRATCH_ALLOCATION", mode)
         folder = tmp_path / mode
         folder.mkdir()
         results[mode] = run_water(folder, "ccsd", "--threads", "1")
@@ -195,6 +209,6 @@ def test_workers_scratch_is_counted_pooled_or_per_request(tmp_path, monkeypatch)
     for worker in (mine, theirs):  # each buffer keeps its last allocation; at most six buffers
         assert 0 <= worker["allocations"] - worker["frees"] <= 6
     assert results["pooled"]["e_tot"] == pytest.approx(results["per-task"]["e_tot"], abs=1e-12)
-    monkeypatch.setenv("TILECC_SCRATCH", "pool")
+    monkeypatch.setenv("TILECC_SCRATCH_ALLOCATION", "pool")
     run = tilecc("run", str(WATER), "--basis", "6-31g")
     assert run.returncode == 2 and "set it to 'pooled'" in " ".join(run.stdout.split())
