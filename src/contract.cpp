@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <numeric>
@@ -489,6 +490,40 @@ class BatchCourier {
   std::map<const BlockStore*, std::vector<slot_t>> fetched_;
 };
 
+// Whether a rank keeps the remote operand blocks it gets for its other tasks: $TILECC_FETCH_ONCE
+// `on` (the default) or `off` (every task gets its own, as paper 003's get/compute/accumulate
+// baseline does; benchmarks/workq compares against it).
+bool fetch_once_from_environment() {
+  const char* text = std::getenv("TILECC_FETCH_ONCE");
+  const std::string value = text == nullptr ? "" : text;
+  TILECC_CHECK(value.empty() || value == "on" || value == "off", "TILECC_FETCH_ONCE is '", value,
+               "'; set it to 'on' (the default) or 'off', or unset it.");
+  return value != "off";
+}
+
+// Keeps the remote blocks the batch's operand stores fetch while it lives (BlockStore::
+// keep_fetched).
+class KeptFetches {
+ public:
+  explicit KeptFetches(std::span<const BatchItem> items) {
+    if (!fetch_once_from_environment()) return;
+    for (const BatchItem& item : items)
+      for (const BlockStore* store : {&item.a->store(), &item.b->store()})
+        if (std::find(stores_.begin(), stores_.end(), store) == stores_.end()) {
+          store->keep_fetched(true);
+          stores_.push_back(store);
+        }
+  }
+  KeptFetches(const KeptFetches&) = delete;
+  KeptFetches& operator=(const KeptFetches&) = delete;
+  ~KeptFetches() {
+    for (const BlockStore* store : stores_) store->keep_fetched(false);
+  }
+
+ private:
+  std::vector<const BlockStore*> stores_;
+};
+
 BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
                            const BatchTasks& tasks, const Executor::Body& body,
                            const Communicator& comm, int workq_depth) {
@@ -509,6 +544,10 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
     batch_courier.emplace(items, tasks);
     courier = batch_courier->courier(workq_depth);
   }
+  // A rank gets each remote operand block once: the first task that needs it (or WorkQ's
+  // courier) keeps it for the rank's others, until the batch ends (its operands may change after
+  // it).
+  const KeptFetches kept(items);
   stats.run = run_across_ranks(executor, pool, body, comm, threaded_blas, placement,
                                courier ? &*courier : nullptr);
   std::vector<BlockTensor*> outputs;

@@ -88,22 +88,55 @@ const double* MpiStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
     count_read(Transfer::view, slot);
     return base_ + offset_[static_cast<std::size_t>(slot)];
   }
+  Cached* kept = nullptr;
   {
     std::unique_lock lock(cache_mutex_);
     if (const auto found = cache_.find(slot); found != cache_.end()) {
       const Cached& cached = *found->second;
       cache_ready_.wait(lock, [&] { return cached.ready; });
-      count_read(Transfer::view, slot);  // moved (and counted) when it was prefetched
+      count_read(Transfer::view, slot);  // moved (and counted) when it was first got
       return cached.values.data();
     }
+    if (keep_fetched_) kept = make_entry(slot);  // other workers now wait for this get
   }
   const Transfer transfer = transfer_to(slot, Transfer::view);
   count_read(transfer, slot);
-  double* out = buffer.get(shape_->block_size(slot));
+  double* out = kept != nullptr ? kept->values.data() : buffer.get(shape_->block_size(slot));
   get(slot, out);
   MPI_Win_flush(o, win_);
   if (transfer == Transfer::inter_node) network_delay(shape_->block_size(slot) * 8);
+  if (kept != nullptr) {
+    {
+      std::lock_guard lock(cache_mutex_);
+      kept->ready = true;
+    }
+    cache_ready_.notify_all();
+  }
   return out;
+}
+
+MpiStore::Cached* MpiStore::make_entry(slot_t slot) const {
+  const std::int64_t bytes = shape_->block_size(slot) * 8;
+  if (memory_) {
+    try {
+      memory_->reserve(bytes, "the cache of remote blocks");
+    } catch (const InputError&) {
+      return nullptr;  // no room: the task fetches it into its own buffer
+    }
+  }
+  auto& entry = cache_[slot] = std::make_unique<Cached>();
+  entry->reserved = memory_ ? bytes : 0;
+  entry->values.resize(static_cast<std::size_t>(shape_->block_size(slot)));
+  return entry.get();
+}
+
+void MpiStore::keep_fetched(bool on) const {
+  std::lock_guard lock(cache_mutex_);
+  keep_fetched_ = on;
+  if (on) return;
+  for (const auto& [slot, entry] : cache_)
+    if (memory_) memory_->release(entry->reserved);
+  cache_.clear();
 }
 
 void MpiStore::prefetch(std::span<const slot_t> slots) const {
@@ -112,18 +145,7 @@ void MpiStore::prefetch(std::span<const slot_t> slots) const {
     std::lock_guard lock(cache_mutex_);
     for (const slot_t slot : slots) {
       if (owner(slot) == comm_->rank() || cache_.contains(slot)) continue;
-      const std::int64_t bytes = shape_->block_size(slot) * 8;
-      if (memory_) {
-        try {
-          memory_->reserve(bytes, "WorkQ's cache of remote blocks");
-        } catch (const InputError&) {
-          continue;  // no room: the task fetches it itself
-        }
-      }
-      auto& entry = cache_[slot] = std::make_unique<Cached>();
-      entry->reserved = memory_ ? bytes : 0;
-      entry->values.resize(static_cast<std::size_t>(shape_->block_size(slot)));
-      issued.emplace_back(slot, entry.get());
+      if (Cached* entry = make_entry(slot)) issued.emplace_back(slot, entry);
     }
   }
   if (issued.empty()) return;

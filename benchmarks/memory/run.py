@@ -62,7 +62,10 @@ def mimalloc_library() -> Path | None:
 
 def run_job(name: str, tile: int, allocator: str, mimalloc: Path | None) -> dict:
     atoms, basis = CASES[name]
-    env = {**os.environ, "TILECC_SCRATCH_ALLOCATION": "pooled" if allocator == "pools" else "per-task"}
+    env = {
+        **os.environ,
+        "TILECC_SCRATCH_ALLOCATION": "pooled" if allocator == "pools" else "per-task",
+    }
     if allocator == "mimalloc" and mimalloc is not None:
         env["LD_PRELOAD"] = str(mimalloc)
     run = subprocess.run(

@@ -32,6 +32,9 @@ std::vector<int> hash_placement(slot_t blocks, int ranks);
  *    WorkQ's courier, paper 003), where fetch() then finds them, until release()d. A block that
  *    is being prefetched is waited for rather than fetched twice. The cache counts against the
  *    memory budget: a block it has no room for is left for the task to fetch itself.
+ *  - keep_fetched(): while on, fetch() gets a remote block into the same cache, so that the
+ *    rank's other tasks find it there: each remote block is moved once per contraction on a
+ *    rank, the least that the placement's traffic model counts.
  *  - complete_writes(): every rank's accumulates are done, and visible to every reader.
  *  - owns() / block(): a rank's own blocks, for element-wise operations (owner computes).
  *
@@ -48,6 +51,7 @@ class MpiStore final : public BlockStore {
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
   double* writable(slot_t) override { return nullptr; }
   void prefetch(std::span<const slot_t> slots) const override;
+  void keep_fetched(bool on) const override;
   void release(std::span<const slot_t> slots, bool cache = false) const override;
   void accumulate(slot_t slot, const double* values) override;
   void write(slot_t slot, const double* values) override;
@@ -66,12 +70,15 @@ class MpiStore final : public BlockStore {
   void update(slot_t slot, const double* values, MPI_Op op);
   /** The class of a transfer between this rank and the block's owner. */
   Transfer transfer_to(slot_t slot, Transfer local) const;
-  /** A prefetched block: its values, once `ready`, and the budget bytes it holds. */
+  /** A prefetched (or kept) block: its values, once `ready`, and the budget bytes it holds. */
   struct Cached {
     std::vector<double> values;
     bool ready = false;
     std::int64_t reserved = 0;
   };
+  /** A cache entry for a remote block not in the cache, its budget bytes reserved; null when the
+   *  budget has no room (with the cache's lock held). */
+  Cached* make_entry(slot_t slot) const;
   /** Gets into `out` from the owner (its counting and the emulated network's delay the
    *  caller's). */
   void get(slot_t slot, double* out) const;
@@ -83,6 +90,7 @@ class MpiStore final : public BlockStore {
   mutable std::mutex cache_mutex_;
   mutable std::condition_variable cache_ready_;
   mutable std::unordered_map<slot_t, std::unique_ptr<Cached>> cache_;
+  mutable bool keep_fetched_ = false;  // under cache_mutex_
   std::vector<int> owner_;
   std::vector<MPI_Aint> offset_;  // per slot, in doubles, within its owner's part of the window
   MPI_Win win_ = MPI_WIN_NULL;

@@ -127,6 +127,11 @@ class BlockStore {
   virtual void accumulate(slot_t slot, const double* values) = 0;
   virtual void write(slot_t slot, const double* values) = 0;
   virtual void prefetch(std::span<const slot_t> slots) const { (void)slots; }
+  /** While on, another process's block that fetch() moves is kept (where the memory budget has
+   *  room) and found there by later fetches: a process moves each block once while it is on.
+   *  Turning it off lets them all go; it must be, before the blocks can change (a contraction
+   *  keeps its operands' for its own run). Stores without other processes' blocks ignore it. */
+  virtual void keep_fetched(bool on) const { (void)on; }
   /** Keep these blocks in memory until release()d (a stage schedule's loads and unloads; a
    *  block staged twice is released twice): released, a block leaves memory at once, or with
    *  `cache`, stays until its room is needed. Stores whose blocks are always in memory ignore

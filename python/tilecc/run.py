@@ -467,6 +467,7 @@ def show_plan(opts: RunOptions, cc: Any) -> dict[str, Any]:
     table.add_row("tensors at once (an iteration)", f"{plan.tensors_peak_bytes / mb:.1f} MiB")
     table.add_row("DIIS history", f"{plan.diis_bytes / mb:.1f} MiB")
     table.add_row("integral transformation", f"{plan.integrals_batch_bytes / mb:.1f} MiB")
+    table.add_row("AO integrals held", f"{plan.ao_integrals_bytes / mb:.1f} MiB")
     table.add_row("process before CC", f"{plan.process_bytes / mb:.1f} MiB")
     table.add_row("peak memory", f"{plan.peak_memory_bytes / mb:.1f} MiB")
     table.add_row("memory budget", f"{plan.memory_budget_bytes / mb:.1f} MiB")

@@ -291,6 +291,37 @@ def test_each_rank_transforms_a_share_of_the_integrals():
     assert all(0 < share < result["whole"] for share in result["transformed"])
 
 
+@pytest.mark.parametrize(
+    ("placement", "fetch_once"), [("hash", "on"), ("hypergraph", "on"), ("hash", "off")]
+)
+def test_a_rank_gets_each_remote_operand_block_once(placement, fetch_once):
+    """The bytes of operand blocks a contraction's ranks get from others are exactly what the
+    placement's traffic model counts: each block once per rank that uses it away from its owner
+    (4 ranks in 2 virtual nodes, 2 threads each). With TILECC_FETCH_ONCE=off every task gets its
+    own, more."""
+    job = Path(__file__).with_name("kept_fetch_job.py")
+    proc = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", "4", sys.executable, str(job), placement],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TILECC_RANKS_PER_NODE": "2", "TILECC_FETCH_ONCE": fetch_once},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["error"] < 1e-10
+    if fetch_once == "on":
+        assert result["got"] == result["model"] > 0
+    else:
+        assert result["got"] > result["model"] > 0
+
+
+def test_a_bad_fetch_once_setting_is_one_sentence():
+    run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", TILECC_FETCH_ONCE="sometimes")
+    assert run.returncode != 0
+    assert "TILECC_FETCH_ONCE is 'sometimes'; set it to 'on'" in " ".join(run.stdout.split())
+
+
 def test_a_store_of_one_process_is_refused_on_several_ranks():
     run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", "--store", "disk")
     text = " ".join(run.stdout.split())
