@@ -4,7 +4,9 @@ worker, under the same policy, placement and WorkQ setting as a real run.
 
 - Tasks take their predicted seconds (the cost model the runtime schedules with).
 - A block lives on its hash owner (the mpi store's); a task reads its other blocks from their
-  owners and accumulates its output blocks into theirs. A transfer takes the latency and its
+  owners (each once per rank and contraction: the first task on a rank that needs one gets it,
+  the rank's others wait for it or find it there, as the mpi store keeps it) and accumulates its
+  output blocks into theirs. A transfer takes the latency and its
   bytes over the bandwidth, between nodes through the receiving node's network interface, which
   carries one transfer at a time (its contention).
 - Policies with a counter (``counter``, ``tce``) take every task from one counter on rank 0: a
@@ -132,12 +134,26 @@ def _contraction(
         else:
             yield env.timeout(wire)
 
+    # Per rank, the remote operand blocks got so far: an event that fires when the block is in.
+    kept: list[dict[int, Any]] = [{} for _ in range(ranks.size)]
+
     def blocks(rank: int, nets: np.ndarray) -> Process:
         for e in nets.tolist():
             if owner[e] == rank:
                 moved["local"] += int(h.net_bytes[e])
             else:
                 yield from transfer(rank, int(owner[e]), int(h.net_bytes[e]))
+
+    def reads(rank: int, nets: np.ndarray) -> Process:
+        for e in nets.tolist():
+            if owner[e] == rank:
+                moved["local"] += int(h.net_bytes[e])
+            elif e in kept[rank]:
+                yield kept[rank][e]
+            else:
+                arrived = kept[rank][e] = env.event()
+                yield from transfer(rank, int(owner[e]), int(h.net_bytes[e]))
+                arrived.succeed()
 
     def take_from_counter(rank: int) -> Generator[Any, Any, int | None]:
         start = env.now
@@ -163,7 +179,7 @@ def _contraction(
                 return
             start = env.now
             if queue is None:
-                yield from blocks(rank, work.reads[task])
+                yield from reads(rank, work.reads[task])
             times[rank].communication += env.now - start
             yield env.timeout(float(costs[task]))
             times[rank].compute += float(costs[task])
