@@ -24,6 +24,7 @@ import numpy as np
 
 from tilecc import _blas, _core
 from tilecc.files import exclusive_lock, is_special, read_text_input, replaced_atomically
+from tilecc.memory import peak_rss_bytes, resident_bytes
 
 FORMAT = "tilecc-wisdom"
 VERSION = 2  # 2: models linear in the kernels' work (1: quadratics in log sizes)
@@ -34,6 +35,10 @@ _KINDS = 3  # PermuteKind: copy, runs, transpose
 MAX_WISDOM_BYTES = 16 << 20
 # One process reads the file once per path.
 _models: dict[Path, Any] = {}
+
+
+#: See before_calibration.
+_before_calibration: tuple[int, int] | None = None
 
 
 def wisdom_path() -> Path:
@@ -262,12 +267,21 @@ def cost_model(path: Path | None = None) -> Any:
         )
         entry = None
     if entry is None:
+        global _before_calibration
+        if _before_calibration is None:
+            _before_calibration = (peak_rss_bytes(), resident_bytes())
         entry = calibrate()
         if not is_special(path):  # /dev/null and the like keep nothing, and are not locked
             add_entry(path, key, entry)
     model = model_from(entry)
     _models[path] = model
     return model
+
+
+def before_calibration() -> tuple[int, int] | None:
+    """The process's peak and current RSS just before it first calibrated the cost model (None:
+    it has not): what a later run, which finds the model in the wisdom file, has instead."""
+    return _before_calibration
 
 
 def forget() -> None:

@@ -32,6 +32,7 @@ def test_the_plan_predicts_the_runs_peak_memory(planned_and_run):
     plan, run = planned_and_run
     assert plan["in_core"] and plan["predicted_io_bytes"] == 0
     assert plan["iteration_seconds"] > 0 and plan["contractions"] > 0
+    assert plan["ao_integrals_bytes"] == 0  # the SCF's own AO integrals serve the batches
     measured = run["peak_rss_bytes"]
     assert abs(plan["peak_memory_bytes"] - measured) <= 0.2 * measured
     # The tensors the plan counts are the ones the run held at most.

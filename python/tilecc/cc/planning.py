@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tilecc import wisdom
 from tilecc.cc.solver import AmplitudeSolver
 from tilecc.memory import available_memory, peak_rss_bytes, resident_bytes
 from tilecc.staging import BlockHypergraph, lru_io, staging
@@ -64,11 +65,11 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     ctx = cc.context
     if not ctx.planning:
         raise ValueError("plan_job needs a solver made with store='none'.")
-    # The SCF's peak, which the run has too; then the cost model, calibrated now if it has to be
-    # (once per machine: the run will find it in the wisdom file, and not have its peak).
-    before = peak_rss_bytes()
+    # The SCF's peak and the process after it, which the run has too; not the cost model's
+    # calibration (once per machine, perhaps already in this process: the run will find the model
+    # in the wisdom file, and have neither its peak nor the memory it leaves the process holding).
     _ = ctx.cost_model
-    process = resident_bytes()
+    before, process = wisdom.before_calibration() or (peak_rss_bytes(), resident_bytes())
     problem, amplitudes, iteration = plan_iteration(cc)
     amplitude_bytes = sum(t.stored_elements * 8 for t in amplitudes)
     # DIIS keeps diis_space vectors and as many errors, each the size of the amplitudes, and
