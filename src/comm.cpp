@@ -1,6 +1,8 @@
 #include "tilecc/comm.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "tilecc/error.hpp"
 
@@ -15,8 +17,20 @@ bool Communicator::ready() {
   return provided == MPI_THREAD_MULTIPLE;
 }
 
+namespace {
+
+bool fetch_once_from_environment() {
+  const char* text = std::getenv("TILECC_FETCH_ONCE");
+  const std::string value = text == nullptr ? "" : text;
+  TILECC_CHECK(value.empty() || value == "on" || value == "off", "TILECC_FETCH_ONCE is '", value,
+               "'; set it to 'on' (the default) or 'off', or unset it.");
+  return value != "off";
+}
+
+}  // namespace
+
 Communicator::Communicator(MPI_Comm comm, int ranks_per_node)
-    : network_(NetworkEmulation::from_environment()) {
+    : network_(NetworkEmulation::from_environment()), fetch_once_(fetch_once_from_environment()) {
   TILECC_CHECK(ready(),
                "distributed tilecc needs MPI initialised with MPI_THREAD_MULTIPLE (mpi4py does "
                "so when imported); launch it with mpiexec.");

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstdlib>
 #include <exception>
 #include <map>
 #include <numeric>
@@ -490,23 +489,12 @@ class BatchCourier {
   std::map<const BlockStore*, std::vector<slot_t>> fetched_;
 };
 
-// Whether a rank keeps the remote operand blocks it gets for its other tasks: $TILECC_FETCH_ONCE
-// `on` (the default) or `off` (every task gets its own, as paper 003's get/compute/accumulate
-// baseline does; benchmarks/workq compares against it).
-bool fetch_once_from_environment() {
-  const char* text = std::getenv("TILECC_FETCH_ONCE");
-  const std::string value = text == nullptr ? "" : text;
-  TILECC_CHECK(value.empty() || value == "on" || value == "off", "TILECC_FETCH_ONCE is '", value,
-               "'; set it to 'on' (the default) or 'off', or unset it.");
-  return value != "off";
-}
-
 // Keeps the remote blocks the batch's operand stores fetch while it lives (BlockStore::
-// keep_fetched).
+// keep_fetched), unless the communicator says every task gets its own (Communicator::fetch_once).
 class KeptFetches {
  public:
-  explicit KeptFetches(std::span<const BatchItem> items) {
-    if (!fetch_once_from_environment()) return;
+  KeptFetches(std::span<const BatchItem> items, const Communicator& comm) {
+    if (!comm.fetch_once()) return;
     for (const BatchItem& item : items)
       for (const BlockStore* store : {&item.a->store(), &item.b->store()})
         if (std::find(stores_.begin(), stores_.end(), store) == stores_.end()) {
@@ -547,7 +535,7 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
   // A rank gets each remote operand block once: the first task that needs it (or WorkQ's
   // courier) keeps it for the rank's others, until the batch ends (its operands may change after
   // it).
-  const KeptFetches kept(items);
+  const KeptFetches kept(items, comm);
   stats.run = run_across_ranks(executor, pool, body, comm, threaded_blas, placement,
                                courier ? &*courier : nullptr);
   std::vector<BlockTensor*> outputs;

@@ -48,6 +48,10 @@ class Communicator {
   /** The emulated network between nodes (TILECC_NET_LATENCY_US, TILECC_NET_GBPS; off unless
    *  set), read when the communicator is made. */
   const NetworkEmulation& network() const { return network_; }
+  /** Whether a rank keeps the remote operand blocks it gets for its other tasks, once per
+   *  contraction (TILECC_FETCH_ONCE `on`, the default, or `off`: every task gets its own, paper
+   *  003's get/compute/accumulate baseline), read when the communicator is made. */
+  bool fetch_once() const { return fetch_once_; }
   /** The window of the task counter, one 64-bit integer on rank 0. */
   MPI_Win counter_window() const { return counter_; }
   /** A number for the next window made (the same on every rank: windows are made collectively,
@@ -77,6 +81,7 @@ class Communicator {
   bool virtual_nodes_ = false;
   std::vector<int> node_;
   NetworkEmulation network_;
+  bool fetch_once_ = true;
   MPI_Win counter_ = MPI_WIN_NULL;
   std::int64_t* counter_value_ = nullptr;
   std::int64_t next_window_id_ = 0;

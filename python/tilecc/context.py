@@ -266,7 +266,7 @@ class Context:
         self.planned_runs: dict[int, int] = {}
         #: The most bytes one batch of the integral transformation held (host/integrals.py).
         self.largest_transform_bytes = 0
-        #: The AO integrals the transformation held for its batches (host/ao_integrals.py).
+        #: The AO integrals the transformation held for its batches (host/integrals.py).
         self.held_ao_bytes = 0
         self._triples = ContextStats()  # only its (T) totals are kept here
         self._recorder = TraceRecorder(self.policy, self.threads) if self.trace else None

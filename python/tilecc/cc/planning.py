@@ -81,7 +81,7 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     # batches), as --memory-budget is; without one, what the process may still take.
     needed = integrals + tensors_peak + diis
     # AO integrals are held for the batches only if they fit beside them and the integral
-    # tensors (host/ao_integrals.py), and are let go before the iterations.
+    # tensors (host/integrals.py, held_ao_bytes), and are let go before the iterations.
     held = int(ctx.held_ao_bytes)
     integral_tensors = sum(8 * t.stored_elements for t in getattr(problem, "eri", {}).values())
     peak = max(before, process + max(needed, held + integrals + integral_tensors))

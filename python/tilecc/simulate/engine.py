@@ -137,7 +137,7 @@ def _contraction(
     # Per rank, the remote operand blocks got so far: an event that fires when the block is in.
     kept: list[dict[int, Any]] = [{} for _ in range(ranks.size)]
 
-    def blocks(rank: int, nets: np.ndarray) -> Process:
+    def accumulates(rank: int, nets: np.ndarray) -> Process:
         for e in nets.tolist():
             if owner[e] == rank:
                 moved["local"] += int(h.net_bytes[e])
@@ -184,7 +184,7 @@ def _contraction(
             yield env.timeout(float(costs[task]))
             times[rank].compute += float(costs[task])
             start = env.now
-            yield from blocks(rank, work.writes[task])
+            yield from accumulates(rank, work.writes[task])
             times[rank].communication += env.now - start
 
     def courier(rank: int, queue: simpy.Store) -> Process:
