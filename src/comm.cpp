@@ -19,10 +19,11 @@ bool Communicator::ready() {
 
 namespace {
 
-bool fetch_once_from_environment() {
-  const char* text = std::getenv("TILECC_FETCH_ONCE");
+// A switch that is on unless the environment variable says `off`.
+bool on_unless_off(const char* name) {
+  const char* text = std::getenv(name);
   const std::string value = text == nullptr ? "" : text;
-  TILECC_CHECK(value.empty() || value == "on" || value == "off", "TILECC_FETCH_ONCE is '", value,
+  TILECC_CHECK(value.empty() || value == "on" || value == "off", name, " is '", value,
                "'; set it to 'on' (the default) or 'off', or unset it.");
   return value != "off";
 }
@@ -30,7 +31,9 @@ bool fetch_once_from_environment() {
 }  // namespace
 
 Communicator::Communicator(MPI_Comm comm, int ranks_per_node)
-    : network_(NetworkEmulation::from_environment()), fetch_once_(fetch_once_from_environment()) {
+    : network_(NetworkEmulation::from_environment()),
+      fetch_once_(on_unless_off("TILECC_FETCH_ONCE")),
+      courier_sends_updates_(on_unless_off("TILECC_WORKQ_Q2")) {
   TILECC_CHECK(ready(),
                "distributed tilecc needs MPI initialised with MPI_THREAD_MULTIPLE (mpi4py does "
                "so when imported); launch it with mpiexec.");

@@ -435,12 +435,16 @@ void record_items(std::span<const BatchItem> items, const BatchTasks& tasks, Bat
 // accumulated into its owner, atomically, so the order of the contributions to a block changes
 // only its rounding.
 // WorkQ's courier for a batch (workq.hpp): the operand blocks each of the batch's tasks reads,
-// fetched into their stores' caches when asked, all let go at the end of the run.
+// fetched into their stores' caches when asked, all let go at the end of the run; the updates of
+// the batch's results posted to it.
 class BatchCourier {
  public:
   BatchCourier(std::span<const BatchItem> items, const BatchTasks& tasks) {
     reads_offset_.push_back(0);
     for (std::size_t i = 0; i < items.size(); ++i) {
+      BlockStore* written = &items[i].c->store();
+      if (std::find(written_.begin(), written_.end(), written) == written_.end())
+        written_.push_back(written);
       const BlockStore* stores[2] = {&items[i].a->store(), &items[i].b->store()};
       task_id_t last = -1;
       for_each_task_block(items[i].plan(),
@@ -455,7 +459,7 @@ class BatchCourier {
     }
   }
 
-  Courier courier(int depth) {
+  Courier courier(int depth, bool sends_updates) {
     Courier c;
     c.depth = depth;
     c.fetch = [this](std::span<const task_id_t> tasks) { fetch(tasks); };
@@ -463,6 +467,10 @@ class BatchCourier {
       for (auto& [store, slots] : fetched_) store->release(slots);
       fetched_.clear();
     };
+    if (sends_updates)
+      c.hand_over = [this](Outbox* outbox) {
+        for (BlockStore* store : written_) store->post_updates_to(outbox);
+      };
     return c;
   }
 
@@ -487,6 +495,7 @@ class BatchCourier {
   std::vector<Read> reads_;
   std::vector<std::int64_t> reads_offset_;  // per batch task, into reads_
   std::map<const BlockStore*, std::vector<slot_t>> fetched_;
+  std::vector<BlockStore*> written_;
 };
 
 // Keeps the remote blocks the batch's operand stores fetch while it lives (BlockStore::
@@ -530,7 +539,7 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
   std::optional<Courier> courier;
   if (workq_depth > 0) {
     batch_courier.emplace(items, tasks);
-    courier = batch_courier->courier(workq_depth);
+    courier = batch_courier->courier(workq_depth, comm.courier_sends_updates());
   }
   // A rank gets each remote operand block once: the first task that needs it (or WorkQ's
   // courier) keeps it for the rank's others, until the batch ends (its operands may change after

@@ -183,12 +183,49 @@ void MpiStore::write(slot_t slot, const double* values) { update(slot, values, M
 void MpiStore::update(slot_t slot, const double* values, MPI_Op op) {
   const int o = owner(slot);
   count_write(transfer_to(slot, Transfer::copy), slot);
+  if (op == MPI_SUM && o != comm_->rank() && post(slot, values)) return;
   const auto n = static_cast<int>(shape_->block_size(slot));
   MPI_Accumulate(values, n, MPI_DOUBLE, o, offset_[static_cast<std::size_t>(slot)], n, MPI_DOUBLE,
                  op, win_);
   MPI_Win_flush_local(o, win_);  // the caller's buffer may be reused
   if (o != comm_->rank() && !comm_->same_node(o, comm_->rank()))
     network_delay(static_cast<std::int64_t>(n) * 8);
+}
+
+bool MpiStore::post(slot_t slot, const double* values) {
+  Outbox* outbox = outbox_.load(std::memory_order_acquire);
+  if (outbox == nullptr) return false;
+  const extent_t n = shape_->block_size(slot);
+  PostedUpdate update{this, slot, {}, memory_ ? n * 8 : 0};
+  if (memory_) {
+    try {
+      memory_->reserve(update.reserved, "the updates handed to the courier");
+    } catch (const InputError&) {
+      return false;  // no room for a copy: the worker sends it itself
+    }
+  }
+  update.values.assign(values, values + n);
+  const std::int64_t reserved = update.reserved;
+  if (outbox->post(std::move(update))) return true;
+  if (memory_) memory_->release(reserved);
+  return false;
+}
+
+void MpiStore::send_posted(std::span<PostedUpdate> updates) {
+  // Every accumulate issued, then completed together: the emulated network's latency is paid
+  // once.
+  std::int64_t inter_node = 0;
+  for (const PostedUpdate& update : updates) {
+    const int o = owner(update.slot);
+    const auto n = static_cast<int>(update.values.size());
+    MPI_Accumulate(update.values.data(), n, MPI_DOUBLE, o,
+                   offset_[static_cast<std::size_t>(update.slot)], n, MPI_DOUBLE, MPI_SUM, win_);
+    if (!comm_->same_node(o, comm_->rank())) inter_node += static_cast<std::int64_t>(n) * 8;
+  }
+  MPI_Win_flush_local_all(win_);  // the copies may go
+  network_delay(inter_node);
+  for (const PostedUpdate& update : updates)
+    if (memory_) memory_->release(update.reserved);
 }
 
 void MpiStore::complete_writes() {

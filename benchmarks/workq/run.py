@@ -4,9 +4,11 @@
 paper 003's TCE mini-app at tiles of 50 and 500 doubles per side, and CCSD's ladder term against
 tile size. Each case is timed in its own mpiexec run three ways: paper 003's
 get/compute/accumulate (every task gets its own blocks: TILECC_FETCH_ONCE=off), tilecc's default
-(each remote block got once per rank and contraction), and WorkQ. The speed-up is the paper's
-baseline's time over WorkQ's (the target: at least 1.5 on the mini-app at tile 50 with 20 us
-latency), printed beside WorkQ's over the default's.
+(each remote block got once per rank and contraction), WorkQ with its workers sending their own
+updates of remote blocks (TILECC_WORKQ_Q2=off), and WorkQ whole (those updates handed to the
+courier, Q2). The speed-up is the paper's baseline's time over WorkQ's (the target: at least 1.5
+on the mini-app at tile 50 with 20 us latency), printed beside WorkQ's over the default's and
+over WorkQ's without Q2.
 
     python benchmarks/workq/run.py [--json PATH] [--latency-us 20] [--gbps 0] [--depth 8]
 """
@@ -33,7 +35,14 @@ CASES = [("miniapp", 50, 1000), ("miniapp", 500, 1000)] + [
 
 
 def run(
-    workload: str, tile: int, n: int, depth: int, latency: float, gbps: float, fetch_once: bool
+    workload: str,
+    tile: int,
+    n: int,
+    depth: int,
+    latency: float,
+    gbps: float,
+    fetch_once: bool,
+    q2: bool = True,
 ) -> dict:
     env = {
         **os.environ,
@@ -41,6 +50,7 @@ def run(
         "TILECC_NET_LATENCY_US": str(latency),
         "TILECC_NET_GBPS": str(gbps),
         "TILECC_FETCH_ONCE": "on" if fetch_once else "off",
+        "TILECC_WORKQ_Q2": "on" if q2 else "off",
     }
     job = [sys.executable, str(HERE / "job.py"), workload, str(tile), str(depth), str(n), "3"]
     proc = subprocess.run(
@@ -70,8 +80,9 @@ def main() -> int:
         f"latency, {'unlimited' if not args.gbps else f'{args.gbps:g} GB/s'} bandwidth"
     )
     table = Table(title=title)
-    for col in ("workload", "tile", "per-task gets s", "once per rank s", "WorkQ s",
-                "speed-up", "over once per rank", "same result"):  # fmt: skip
+    for col in ("workload", "tile", "per-task gets s", "once per rank s", "WorkQ, no Q2 s",
+                "WorkQ s", "speed-up", "over once per rank", "over no Q2",
+                "same result"):  # fmt: skip
         table.add_column(col, justify="right")
     records = []
     for workload, tile, n in CASES:
@@ -79,24 +90,28 @@ def main() -> int:
         # block once per rank and contraction; WorkQ's courier gets them ahead of the workers.
         base = run(workload, tile, n, 0, args.latency_us, args.gbps, fetch_once=False)
         once = run(workload, tile, n, 0, args.latency_us, args.gbps, fetch_once=True)
+        no_q2 = run(workload, tile, n, args.depth, args.latency_us, args.gbps, True, q2=False)
         workq = run(workload, tile, n, args.depth, args.latency_us, args.gbps, fetch_once=True)
         speedup = base["seconds"] / workq["seconds"]
         same = all(
             abs(base["checksum"] - r["checksum"]) <= 1e-9 * abs(base["checksum"])
-            for r in (once, workq)
+            for r in (once, no_q2, workq)
         )
         records.append({
             "workload": workload, "tile": tile, "n": n, "ranks": 2, "ranks_per_node": 1,
             "latency_us": args.latency_us, "gbps": args.gbps, "depth": args.depth,
             "get_compute_accumulate_seconds": base["seconds"],
-            "fetch_once_seconds": once["seconds"], "workq_seconds": workq["seconds"],
-            "speedup": speedup, "speedup_over_fetch_once": once["seconds"] / workq["seconds"],
+            "fetch_once_seconds": once["seconds"], "workq_without_q2_seconds": no_q2["seconds"],
+            "workq_seconds": workq["seconds"], "speedup": speedup,
+            "speedup_over_fetch_once": once["seconds"] / workq["seconds"],
+            "speedup_over_workq_without_q2": no_q2["seconds"] / workq["seconds"],
             "same_result": same,
         })  # fmt: skip
         table.add_row(
             workload, str(tile), f"{base['seconds']:.4f}", f"{once['seconds']:.4f}",
-            f"{workq['seconds']:.4f}", f"{speedup:.2f}",
-            f"{once['seconds'] / workq['seconds']:.2f}", "yes" if same else "NO",
+            f"{no_q2['seconds']:.4f}", f"{workq['seconds']:.4f}", f"{speedup:.2f}",
+            f"{once['seconds'] / workq['seconds']:.2f}",
+            f"{no_q2['seconds'] / workq['seconds']:.2f}", "yes" if same else "NO",
         )  # fmt: skip
     console.print(table)
     if args.json:

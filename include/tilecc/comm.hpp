@@ -52,6 +52,10 @@ class Communicator {
    *  contraction (TILECC_FETCH_ONCE `on`, the default, or `off`: every task gets its own, paper
    *  003's get/compute/accumulate baseline), read when the communicator is made. */
   bool fetch_once() const { return fetch_once_; }
+  /** Whether WorkQ's workers hand their updates of remote blocks to the courier (Q2;
+   *  TILECC_WORKQ_Q2 `on`, the default, or `off`: they send them themselves), read when the
+   *  communicator is made. */
+  bool courier_sends_updates() const { return courier_sends_updates_; }
   /** The window of the task counter, one 64-bit integer on rank 0. */
   MPI_Win counter_window() const { return counter_; }
   /** A number for the next window made (the same on every rank: windows are made collectively,
@@ -81,7 +85,7 @@ class Communicator {
   bool virtual_nodes_ = false;
   std::vector<int> node_;
   NetworkEmulation network_;
-  bool fetch_once_ = true;
+  bool fetch_once_ = true, courier_sends_updates_ = true;
   MPI_Win counter_ = MPI_WIN_NULL;
   std::int64_t* counter_value_ = nullptr;
   std::int64_t next_window_id_ = 0;

@@ -29,6 +29,7 @@ struct RunStats {
   /// for it. Fetching and waiting are the run's, in no segment.
   std::vector<PhaseSeconds> segment_phases;
   std::vector<double> task_seconds;  ///< per task, measured (what refinement feeds back)
+  std::int64_t posted_updates = 0;   ///< updates the workers handed to WorkQ's courier (Q2)
 };
 
 /** A worker made slower on purpose, to study static vs dynamic scheduling on a quiet machine:

@@ -4,6 +4,7 @@
  * accumulates (passive target), as the TCE does on Global Arrays. */
 #include <mpi.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,8 @@ std::vector<int> hash_placement(slot_t blocks, int ranks);
  *  - keep_fetched(): while on, fetch() gets a remote block into the same cache, so that the
  *    rank's other tasks find it there: each remote block is moved once per contraction on a
  *    rank, the least that the placement's traffic model counts.
+ *  - post_updates_to(): WorkQ's Q2; accumulates of remote blocks are copied into an outbox (under
+ *    the memory budget) and send_posted() by the courier, all issued, then completed together.
  *  - complete_writes(): every rank's accumulates are done, and visible to every reader.
  *  - owns() / block(): a rank's own blocks, for element-wise operations (owner computes).
  *
@@ -53,6 +56,8 @@ class MpiStore final : public BlockStore {
   void prefetch(std::span<const slot_t> slots) const override;
   void keep_fetched(bool on) const override;
   void release(std::span<const slot_t> slots, bool cache = false) const override;
+  void post_updates_to(Outbox* outbox) override { outbox_.store(outbox); }
+  void send_posted(std::span<PostedUpdate> updates) override;
   void accumulate(slot_t slot, const double* values) override;
   void write(slot_t slot, const double* values) override;
   bool zero_copy() const override { return false; }
@@ -68,6 +73,9 @@ class MpiStore final : public BlockStore {
  private:
   /** values into the owner's block, element by element with `op` (atomic per element). */
   void update(slot_t slot, const double* values, MPI_Op op);
+  /** Leaves the update of a remote block in the outbox, if one is set, the budget has room for
+   *  the copy and the outbox takes it; whether it did. */
+  bool post(slot_t slot, const double* values);
   /** The class of a transfer between this rank and the block's owner. */
   Transfer transfer_to(slot_t slot, Transfer local) const;
   /** A prefetched (or kept) block: its values, once `ready`, and the budget bytes it holds. */
@@ -91,6 +99,7 @@ class MpiStore final : public BlockStore {
   mutable std::condition_variable cache_ready_;
   mutable std::unordered_map<slot_t, std::unique_ptr<Cached>> cache_;
   mutable bool keep_fetched_ = false;  // under cache_mutex_
+  std::atomic<Outbox*> outbox_{nullptr};
   std::vector<int> owner_;
   std::vector<MPI_Aint> offset_;  // per slot, in doubles, within its owner's part of the window
   MPI_Win win_ = MPI_WIN_NULL;

@@ -14,6 +14,7 @@
 #include "tilecc/budget.hpp"
 #include "tilecc/mappings.hpp"
 #include "tilecc/mem.hpp"
+#include "tilecc/outbox.hpp"
 #include "tilecc/shape.hpp"
 
 namespace tilecc {
@@ -132,6 +133,13 @@ class BlockStore {
    *  Turning it off lets them all go; it must be, before the blocks can change (a contraction
    *  keeps its operands' for its own run). Stores without other processes' blocks ignore it. */
   virtual void keep_fetched(bool on) const { (void)on; }
+  /** While `outbox` is set (WorkQ's Q2), accumulate() of a block another process owns copies the
+   *  values into the outbox, where the budget has room and the outbox takes them, and returns at
+   *  once; the outbox's courier then send_posted()s them. Null sends every update at once again.
+   *  Stores without other processes' blocks ignore it. */
+  virtual void post_updates_to(Outbox* outbox) { (void)outbox; }
+  /** Sends updates that this store posted to their owners, together (the courier's side). */
+  virtual void send_posted(std::span<PostedUpdate> updates) { (void)updates; }
   /** Keep these blocks in memory until release()d (a stage schedule's loads and unloads; a
    *  block staged twice is released twice): released, a block leaves memory at once, or with
    *  `cache`, stays until its room is needed. Stores whose blocks are always in memory ignore

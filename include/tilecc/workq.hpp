@@ -3,11 +3,14 @@
  * tasks ahead of its workers and queues the tasks whose blocks have arrived (Q1); the workers
  * take their tasks from that queue, so that a get's latency passes while they compute instead of
  * in front of every task. The courier fetches for as many tasks as the queue has room for at
- * once and completes those gets together, paying the network's latency once for all of them. */
+ * once and completes those gets together, paying the network's latency once for all of them.
+ * The workers hand their updates of other ranks' blocks back (Q2, an Outbox), and the courier
+ * sends whatever has gathered, together, between its fetches. */
 #include <functional>
 #include <span>
 
 #include "tilecc/exec.hpp"
+#include "tilecc/outbox.hpp"
 
 namespace tilecc {
 
@@ -18,11 +21,14 @@ struct Courier {
   int depth = 8;
   std::function<void(std::span<const task_id_t> tasks)> fetch;
   std::function<void()> release;
+  /** Points the stores the tasks write at Q2 for the run (null at its end); may be empty. */
+  std::function<void(Outbox* outbox)> hand_over;
 };
 
 /** Runs the pool's tasks on the executor's workers, in the pool's order, each once its blocks
- *  are fetched by `courier` (a thread of its own). The courier's first error stops the run and is
- *  rethrown. */
+ *  are fetched by `courier` (a thread of its own), which also sends the updates the workers post
+ *  (RunStats::posted_updates counts them); every one is sent when this returns. The courier's
+ *  first error stops the run and is rethrown. */
 RunStats run_workq(Executor& executor, const TaskPool& pool, const Executor::Body& body,
                    const Courier& courier);
 

@@ -198,6 +198,43 @@ TEST(Mpi, WorkqFetchesEachRemoteBlockOnceAndGivesTheSameResult) {
   }
 }
 
+TEST(Mpi, WorkqWorkersHandTheirRemoteUpdatesToTheCourier) {
+  const Ladder ladder;
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    RuntimeOptions options;
+    options.threads = threads;
+    options.policy = "static-lpt";
+    options.workq_depth = 2;
+    DistributedLadder job(ladder, options);
+    const ContractionPlan& plan = job.planned->plan();
+    // Q2: every update of a block another rank owns, by the rank's tasks, goes through the
+    // courier; the rank's own blocks are updated by the workers.
+    const std::vector<task_id_t> mine = rank_share(plan.modelled_seconds(), *world());
+    std::vector<char> in_share(plan.tasks().size(), 0);
+    for (const task_id_t task : mine) in_share[static_cast<std::size_t>(task)] = 1;
+    const auto& c_store = dynamic_cast<const MpiStore&>(job.c.store());
+    std::int64_t remote_updates = 0, remote_bytes = 0;
+    for_each_task_block(plan, [&](task_id_t task, TaskBlockHypergraph::Tensor tensor, slot_t s) {
+      if (in_share[static_cast<std::size_t>(task)] && tensor == TaskBlockHypergraph::Tensor::c &&
+          c_store.owner(s) != world()->rank()) {
+        ++remote_updates;
+        remote_bytes += ladder.oovv->block_size(s) * 8;
+      }
+    });
+    ASSERT_GT(world()->sum(static_cast<double>(remote_updates)),
+              0.0);  // the case is one that sends updates
+    job.c.store().transfers().reset();
+    const BatchRun run = job.run();
+    EXPECT_EQ(run.run.posted_updates, remote_updates);
+    const auto written = job.c.store().transfers().totals();
+    EXPECT_EQ(written.bytes[static_cast<std::size_t>(Transfer::intra_node)] +
+                  written.bytes[static_cast<std::size_t>(Transfer::inter_node)],
+              remote_bytes);
+    job.expect_result(ladder);
+  }
+}
+
 TEST(Mpi, WorkqCachesOnlyWhatTheMemoryBudgetHasRoomFor) {
   const Ladder ladder;
   RuntimeOptions options;
@@ -241,7 +278,9 @@ TEST(Mpi, NetworkEmulationIsReadFromTheEnvironmentOrRefused) {
 TEST(Mpi, BlocksAreReadThroughTheStoreAndCountedByClass) {
   auto o = orbitals(8, 2, 1);
   auto oo = shape({o, o});
-  BlockTensor t(oo, "mpi", {nullptr, world()});
+  StoreResources resources;
+  resources.comm = world();
+  BlockTensor t(oo, "mpi", resources);
   fill(t, 2.0);
   const auto& store = dynamic_cast<const MpiStore&>(t.store());
   t.store().transfers().reset();

@@ -316,10 +316,11 @@ def test_a_rank_gets_each_remote_operand_block_once(placement, fetch_once):
         assert result["got"] > result["model"] > 0
 
 
-def test_a_bad_fetch_once_setting_is_one_sentence():
-    run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", TILECC_FETCH_ONCE="sometimes")
+@pytest.mark.parametrize("switch", ["TILECC_FETCH_ONCE", "TILECC_WORKQ_Q2"])
+def test_a_bad_communication_switch_is_one_sentence(switch):
+    run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", **{switch: "sometimes"})
     assert run.returncode != 0
-    assert "TILECC_FETCH_ONCE is 'sometimes'; set it to 'on'" in " ".join(run.stdout.split())
+    assert f"{switch} is 'sometimes'; set it to 'on'" in " ".join(run.stdout.split())
 
 
 def test_a_store_of_one_process_is_refused_on_several_ranks():
