@@ -84,6 +84,22 @@ def test_each_remote_block_is_got_once_per_rank_with_or_without_workq():
         assert out.seconds == pytest.approx(0.1 + 1e-6 + 1e-3 + sync(4), rel=1e-9)
 
 
+def test_workq_workers_hand_their_remote_updates_to_the_courier():
+    # Four tasks of 0.1 s on 2 ranks of 1 worker (LPT: tasks 0 and 2 on rank 0, 1 and 3 on rank
+    # 1), each writing 1000 bytes into a block the other rank owns (nets 0 and 1 hash to rank 1,
+    # 2 and 4 to rank 0). Without WorkQ each worker waits for each update (1 us and 1 us of
+    # bytes); with it, the worker goes on and its courier sends both at the end, together.
+    h = BlockHypergraph(np.array([0.1] * 4), [("c", e) for e in range(5)], np.array([1000] * 5),
+                        [np.array([], int)] * 5)  # fmt: skip
+    writes = [np.array([e]) for e in (0, 2, 1, 4)]
+    w = Work("test", 1, h, [np.array([], int)] * 4, writes)
+    alone = simulate_iteration([w], NET, Ranks(2), 1, "static-lpt")
+    assert alone.seconds == pytest.approx(0.2 + 2 * (1e-6 + 1e-6) + sync(4), rel=1e-12)
+    workq = simulate_iteration([w], NET, Ranks(2), 1, "static-lpt", workq=2)
+    assert workq.seconds == pytest.approx(0.2 + 1e-6 + 2e-6 + sync(4), rel=1e-12)
+    assert alone.bytes == workq.bytes == {"local": 0, "intra_node": 0, "inter_node": 4000}
+
+
 def test_oversubscribed_nodes_run_tasks_slower():
     w = work([1.0, 1.0], [[], []], [])
     two_cores = Platform("two", 4, 0.0, 1.0, 0.0, 1.0, 0.0, cores_per_node=2)

@@ -13,7 +13,9 @@ worker, under the same policy, placement and WorkQ setting as a real run.
   resource serving one fetch at a time, each taking the platform's service time plus the latency
   to rank 0's node. The others give each rank its LPT share, a placement its own.
 - With WorkQ, a courier per rank fetches ahead, up to ``workq`` tasks (their gets completed
-  together, one latency), each remote block once; workers take tasks from its queue.
+  together, one latency), each remote block once; workers take tasks from its queue (Q1) and
+  post their updates of remote blocks to it (Q2, up to 4 ``workq`` waiting; beyond that a worker
+  sends its own), which it sends together whenever it wakes for room in Q1, and at the end.
 - Contractions run one after another, each ending when its last task does and the ranks have
   summed their task times (an allreduce of one number per task) and completed their writes (a
   barrier): 2 log2(P) steps of latency each, the allreduce's carrying its bytes too.
@@ -137,12 +139,42 @@ def _contraction(
     # Per rank, the remote operand blocks got so far: an event that fires when the block is in.
     kept: list[dict[int, Any]] = [{} for _ in range(ranks.size)]
 
-    def accumulates(rank: int, nets: np.ndarray) -> Process:
+    # Per rank, the updates its workers posted to WorkQ's courier (Q2), not yet sent.
+    outbox: list[list[int]] = [[] for _ in range(ranks.size)]
+
+    def accumulates(rank: int, nets: np.ndarray, courier_sends: bool) -> Process:
         for e in nets.tolist():
             if owner[e] == rank:
                 moved["local"] += int(h.net_bytes[e])
+            elif courier_sends and len(outbox[rank]) < 4 * workq:
+                outbox[rank].append(e)
             else:
                 yield from transfer(rank, int(owner[e]), int(h.net_bytes[e]))
+
+    def together(rank: int, nets: list[int]) -> Process:
+        """The courier's transfers of these remote blocks, issued together and completed
+        together: one latency each way of moving (within the node, across nodes)."""
+        inter = intra = 0
+        for e in nets:
+            if ranks.node_of(int(owner[e])) != ranks.node_of(rank):
+                inter += int(h.net_bytes[e])
+            else:
+                intra += int(h.net_bytes[e])
+        moved["inter_node"] += inter
+        moved["intra_node"] += intra
+        if intra:
+            latency, wire = platform.transfer_seconds(intra, False)
+            yield env.timeout(latency + wire)
+        if inter:
+            latency, wire = platform.transfer_seconds(inter, True)
+            yield env.timeout(latency)
+            with nics[ranks.node_of(rank)].request() as turn:
+                yield turn
+                yield env.timeout(wire)
+
+    def send_posted(rank: int) -> Process:
+        posted, outbox[rank] = outbox[rank], []
+        yield from together(rank, posted)
 
     def reads(rank: int, nets: np.ndarray) -> Process:
         for e in nets.tolist():
@@ -184,50 +216,36 @@ def _contraction(
             yield env.timeout(float(costs[task]))
             times[rank].compute += float(costs[task])
             start = env.now
-            yield from accumulates(rank, work.writes[task])
+            yield from accumulates(rank, work.writes[task], queue is not None)
             times[rank].communication += env.now - start
 
-    def courier(rank: int, queue: simpy.Store) -> Process:
+    def courier(rank: int, queue: simpy.Store, workers_done: simpy.Event) -> Process:
         fetched: set[int] = set()
         mine = list(shares[rank])
         for first in range(0, len(mine), workq):
             batch = mine[first : first + workq]
-            inter = intra = 0
+            gets = []
             for task in batch:
                 for e in work.reads[task].tolist():
                     if owner[e] == rank:
                         moved["local"] += int(h.net_bytes[e])
                     elif e not in fetched:
                         fetched.add(e)
-                        far = ranks.node_of(int(owner[e])) != ranks.node_of(rank)
-                        if far:
-                            inter += int(h.net_bytes[e])
-                        else:
-                            intra += int(h.net_bytes[e])
-            moved["inter_node"] += inter
-            moved["intra_node"] += intra
-            # Gets issued together and completed together: one latency each way of moving.
-            if intra:
-                latency, wire = platform.transfer_seconds(intra, False)
-                yield env.timeout(latency + wire)
-            if inter:
-                latency, wire = platform.transfer_seconds(inter, True)
-                yield env.timeout(latency)
-                with nics[ranks.node_of(rank)].request() as turn:
-                    yield turn
-                    yield env.timeout(wire)
+                        gets.append(e)
+            yield from together(rank, gets)
             for task in batch:
                 yield queue.put(task)
+                yield from send_posted(rank)  # woken by room in Q1
         for _ in range(threads):
             yield queue.put(None)
+        yield workers_done
+        yield from send_posted(rank)
 
     for rank in range(ranks.size):
-        queue = None
-        if workq > 0 and not dynamic:
-            queue = simpy.Store(env, capacity=workq)
-            env.process(courier(rank, queue))
-        for _ in range(threads):
-            env.process(worker(rank, queue))
+        queue = simpy.Store(env, capacity=workq) if workq > 0 and not dynamic else None
+        workers = [env.process(worker(rank, queue)) for _ in range(threads)]
+        if queue is not None:
+            env.process(courier(rank, queue, env.all_of(workers)))
     env.run()
     sync = _synchronisation(platform, ranks, 8 * h.tasks)
     for t in times:
