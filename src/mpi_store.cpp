@@ -21,9 +21,23 @@ std::vector<int> hash_placement(slot_t blocks, int ranks) {
 }
 
 MpiStore::MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm,
-                   const StoreResources& resources)
-    : BlockStore(shape, resources.traffic), comm_(std::move(comm)), memory_(resources.budget) {
-  owner_ = hash_placement(shape.num_blocks(), comm_->size());
+                   const StoreResources& resources, std::vector<int> owners)
+    : BlockStore(shape, resources.traffic),
+      comm_(std::move(comm)),
+      resources_(resources),
+      memory_(resources.budget) {
+  if (owners.empty()) {
+    owner_ = hash_placement(shape.num_blocks(), comm_->size());
+  } else {
+    TILECC_CHECK(static_cast<slot_t>(owners.size()) == shape.num_blocks(), "an owner map of ",
+                 owners.size(), " blocks was given to a tensor of ", shape.num_blocks(),
+                 " blocks; give one owner rank per stored block.");
+    for (const int o : owners)
+      TILECC_CHECK(o >= 0 && o < comm_->size(), "an owner map puts a block on rank ", o,
+                   " of a job on ", comm_->size(), " ranks; give ranks from 0 to ",
+                   comm_->size() - 1, ".");
+    owner_ = std::move(owners);
+  }
   // Every rank lays out every owner's part the same way, so a block's place is known to all.
   std::vector<MPI_Aint> used(static_cast<std::size_t>(comm_->size()), 0);
   offset_.resize(static_cast<std::size_t>(shape.num_blocks()));
@@ -233,6 +247,24 @@ void MpiStore::complete_writes() {
   comm_->barrier();         // and so are every other rank's
   MPI_Win_sync(win_);       // this rank's loads see them
   comm_->free_retired();    // a synchronisation every rank reaches: windows all have retired go
+}
+
+std::unique_ptr<BlockStore> MpiStore::redistributed(std::span<const int> owners) const {
+  auto next = std::make_unique<MpiStore>(*shape_, comm_, resources_,
+                                         std::vector<int>(owners.begin(), owners.end()));
+  // Each rank gets its new blocks from their old owners, all issued, then completed together.
+  std::int64_t inter_node = 0;
+  for (slot_t s = 0; s < shape_->num_blocks(); ++s) {
+    if (next->owner(s) != comm_->rank()) continue;
+    const Transfer transfer = transfer_to(s, Transfer::copy);
+    count_read(transfer, s);
+    if (transfer == Transfer::inter_node) inter_node += bytes(s);
+    get(s, next->base_ + next->offset_[static_cast<std::size_t>(s)]);
+  }
+  MPI_Win_flush_all(win_);
+  network_delay(inter_node);
+  comm_->barrier();  // every rank has its blocks before any old window can go
+  return next;
 }
 
 double* MpiStore::block(slot_t slot) {

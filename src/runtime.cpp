@@ -75,7 +75,7 @@ void Runtime::set_cost_model(CostModel model) {
 
 PlanLayout Runtime::layout() const {
   if (options_.policy == "tce") return PlanLayout::tce;
-  return options_.store == "disk" ? PlanLayout::staged : PlanLayout::inspector;
+  return options_.store == "disk" || options_.placed ? PlanLayout::staged : PlanLayout::inspector;
 }
 
 PlannedContraction& Runtime::request(const Operand& c, const Operand& a, const Operand& b) {

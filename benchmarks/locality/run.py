@@ -9,7 +9,9 @@ between ranks and load imbalance, counted exactly from the plan's task–block h
 Then node-aware processor grids (paper 002): its matrix-multiplication shapes (square, large K,
 large M, small K, edge ratio 10) and drCCD's ring term, on 64 ranks in nodes of 8: the
 node-oblivious grid's inter-node words against the node-aware intra-node grid's, and what
-redistributing to it moves.
+redistributing to it moves. And the same shapes (edge ratio 10, smaller) run for real on a 2 x 2
+grid of 4 ranks in 2 virtual nodes (grid_job.py): the operand bytes measured crossing nodes under
+each mapping, against the traffic model's count.
 
 Labels here: O's indices are i, j, k, l and V's is a (the paper's a, b, c, d and i); the plan is
 tilecc's own (tiles of 20 over O and 20·k over V, one task per output block or stack of them).
@@ -24,7 +26,12 @@ random's bytes and 0.8x owner's, imbalance at most 5%.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -78,6 +85,60 @@ def grid_rows(console: Console, records: list[dict]) -> None:
             name, "x".join(map(str, grid)), "x".join(map(str, default)), f"{v_default:.3g}",
             "x".join(map(str, best.node_grid)), f"{best.volume:.3g}",
             f"{best.volume / v_default:.2f}" if v_default else "-", f"{moved:.3g}",
+        )  # fmt: skip
+    console.print(table)
+
+
+#: The shapes run for real (M, N, K) at edge ratio 10, in tiles of RUN_TILE.
+RUN_SHAPES = {
+    "square": (40, 40, 40),
+    "large K": (40, 40, 400),
+    "large M": (400, 40, 40),
+    "small K": (40, 40, 4),
+}
+RUN_TILE = 8
+
+
+def grid_runs(console: Console, records: list[dict]) -> None:
+    table = Table(title="C = A B on a 2 x 2 grid, 4 ranks in 2 virtual nodes: operand bytes")
+    for col in ("shape", "node grids", "inter-node, default", "inter-node, node-aware",
+                "ratio", "moved in all", "= model", "seconds default / aware"):  # fmt: skip
+        table.add_column(col, justify="right")
+    job = Path(__file__).with_name("grid_job.py")
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    for name, (m, n, k) in RUN_SHAPES.items():
+        proc = subprocess.run(
+            [str(mpiexec), "-n", "4", sys.executable, str(job), str(m), str(n), str(k),
+             str(RUN_TILE)],
+            capture_output=True, text=True, timeout=600, check=False,
+            env={**os.environ, "TILECC_RANKS_PER_NODE": "2"},
+        )  # fmt: skip
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            raise SystemExit(f"the grid run of {name} failed: {proc.stderr[-500:]}")
+        out = json.loads(lines[-1])
+        default, aware = out["default"], out["node_aware"]
+        exact = all(
+            r["inter_node"] == r["model_inter_node"] and r["moved"] == r["model_moved"]
+            for r in (default, aware)
+        )
+        records.append({
+            "case": "grid run", "shape": name, "m": m, "n": n, "k": k, "tile": RUN_TILE,
+            "ranks": 4, "ranks_per_node": 2, "grid": [2, 2],
+            "default_node_grid": out["default_node_grid"], "node_grid": out["node_grid"],
+            "default_inter_node_bytes": default["inter_node"],
+            "node_aware_inter_node_bytes": aware["inter_node"], "moved_bytes": aware["moved"],
+            "equals_model": exact, "default_seconds": default["seconds"],
+            "node_aware_seconds": aware["seconds"],
+            "error": max(default["error"], aware["error"]),
+        })  # fmt: skip
+        table.add_row(
+            name, f"{'x'.join(map(str, out['default_node_grid']))} / "
+            f"{'x'.join(map(str, out['node_grid']))}", str(default["inter_node"]),
+            str(aware["inter_node"]),
+            f"{aware['inter_node'] / default['inter_node']:.2f}" if default["inter_node"] else "-",
+            str(aware["moved"]), "yes" if exact else "NO",
+            f"{default['seconds']:.4f} / {aware['seconds']:.4f}",
         )  # fmt: skip
     console.print(table)
 
@@ -183,6 +244,7 @@ def main() -> int:
             f"{100 * r['imbalance']:.1f}% (<= 5%): {'met' if met else 'NOT met'}"
         )
     grid_rows(console, records)
+    grid_runs(console, records)
     if args.json:
         measure.write_json_lines(args.json, records)
     return 0

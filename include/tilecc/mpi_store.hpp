@@ -22,7 +22,8 @@ namespace tilecc {
 std::vector<int> hash_placement(slot_t blocks, int ranks);
 
 /**
- * Blocks owned by ranks (hash_placement), each rank's in its part of one window allocated by MPI.
+ * Blocks owned by ranks (hash_placement, or an owner map given: a processor grid's, a
+ * placement's), each rank's in its part of one window allocated by MPI.
  *
  *  - fetch(): the rank's own block is a zero-copy view (counted as one); another rank's is
  *    MPI_Get into the worker's buffer, counted as intra-node or inter-node by the owner's node.
@@ -40,6 +41,8 @@ std::vector<int> hash_placement(slot_t blocks, int ranks);
  *    the memory budget) and send_posted() by the courier, all issued, then completed together.
  *  - complete_writes(): every rank's accumulates are done, and visible to every reader.
  *  - owns() / block(): a rank's own blocks, for element-wise operations (owner computes).
+ *  - redistributed(): the same blocks on other owners, each rank getting its new blocks from
+ *    their old owners (counted as reads of this store).
  *
  * Making one is collective (every rank makes the same tensors in the same order); freeing one is
  * local: the window is retired to the communicator, which frees it once every rank has
@@ -47,8 +50,9 @@ std::vector<int> hash_placement(slot_t blocks, int ranks);
  */
 class MpiStore final : public BlockStore {
  public:
+  /** `owners` by slot (every rank gives the same); empty: hash_placement. */
   MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm,
-           const StoreResources& resources = {});
+           const StoreResources& resources = {}, std::vector<int> owners = {});
   ~MpiStore() override;
 
   const double* fetch(slot_t slot, ScratchBuffer& buffer) const override;
@@ -63,6 +67,8 @@ class MpiStore final : public BlockStore {
   bool zero_copy() const override { return false; }
   bool owns(slot_t slot) const override { return owner(slot) == comm_->rank(); }
   void complete_writes() override;
+  std::vector<int> owners() const override { return owner_; }
+  std::unique_ptr<BlockStore> redistributed(std::span<const int> owners) const override;
   double* block(slot_t slot) override;
   const double* block(slot_t slot) const override;
   const char* kind() const override { return "mpi"; }
@@ -93,6 +99,7 @@ class MpiStore final : public BlockStore {
   /** Waits as the emulated network would for these bytes from other nodes. */
   void network_delay(std::int64_t inter_node_bytes) const;
   std::shared_ptr<Communicator> comm_;
+  StoreResources resources_;  // what a redistributed twin is made with
   std::optional<BudgetShare> budget_;
   std::shared_ptr<MemoryBudget> memory_;  // what the cache of remote blocks counts against
   mutable std::mutex cache_mutex_;

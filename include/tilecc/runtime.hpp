@@ -41,6 +41,10 @@ struct RuntimeOptions {
   /// On several ranks, WorkQ: tasks each rank's courier fetches ahead of its workers (0: off,
   /// every task fetches its own blocks).
   int workq_depth = 0;
+  /// On several ranks, a placement puts each plan's tasks on ranks (by the blocks' owners): its
+  /// plans then keep one output block per task (PlanLayout::staged), so that a task's output
+  /// lives where the placement puts it, as paper 004's tasks do.
+  bool placed = false;
   SlowWorker slow{};
 };
 
@@ -168,7 +172,7 @@ class Runtime {
   const Traffic& traffic() const { return *traffic_; }
   const RuntimeStats& stats() const { return stats_; }
   /** The layout its plans are built in: NWChem TCE's under policy `tce`, unstacked tasks for the
-   *  'disk' store's stage schedules, else the inspector's. */
+   *  'disk' store's stage schedules and for placements, else the inspector's. */
   PlanLayout layout() const;
 
   /** The cached contraction c += a * b (keyed by the operands' shapes and labels), added unbuilt

@@ -168,6 +168,15 @@ class BlockStore {
   /** Every write and accumulate made so far, by any process, is visible to every reader once all
    *  of the tensor's processes have called this (collective for a distributed store). */
   virtual void complete_writes() {}
+  /** The rank each block lives on, by slot; empty for a store of one process. */
+  virtual std::vector<int> owners() const { return {}; }
+  /** A store of the same blocks with block s on rank owners[s], its values moved there
+   *  (collective, after complete_writes()); null for a store of one process, whose blocks have no
+   *  owners to change. */
+  virtual std::unique_ptr<BlockStore> redistributed(std::span<const int> owners) const {
+    (void)owners;
+    return nullptr;
+  }
 
   /** A resident block this process owns, for element-wise operations. */
   virtual double* block(slot_t slot) = 0;

@@ -37,6 +37,9 @@ class BlockTensor {
 
   /** Set every element to zero. */
   void zero();
+  /** Moves the blocks to the owner ranks given by slot (collective; see
+   *  BlockStore::redistributed). Refused, in one sentence, for a store of one process. */
+  void redistribute(std::span<const int> owners);
 
  private:
   ShapePtr shape_;

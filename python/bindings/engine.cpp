@@ -135,7 +135,7 @@ void bind_engine(nb::module_& m) {
           [](Runtime* self, int threads, const std::string& policy, const PolicyOptions& options,
              bool refine, bool trace, const std::string& store, const std::string& slow_worker,
              std::int64_t memory_budget, std::shared_ptr<Communicator> comm,
-             const std::string& scratch, bool keep_scratch, int workq_depth) {
+             const std::string& scratch, bool keep_scratch, int workq_depth, bool placed) {
             RuntimeOptions o;
             o.threads = threads;
             o.policy = policy;
@@ -148,12 +148,13 @@ void bind_engine(nb::module_& m) {
             o.scratch_directory = scratch;
             o.keep_scratch = keep_scratch;
             o.workq_depth = workq_depth;
+            o.placed = placed;
             new (self) Runtime(std::move(o), CostModel{}, std::move(comm));
           },
           nb::arg("threads"), nb::arg("policy"), nb::arg("options"), nb::arg("refine"),
           nb::arg("trace"), nb::arg("store"), nb::arg("slow_worker"), nb::arg("memory_budget") = 0,
           nb::arg("comm") = nullptr, nb::arg("scratch") = "", nb::arg("keep_scratch") = false,
-          nb::arg("workq_depth") = 0)
+          nb::arg("workq_depth") = 0, nb::arg("placed") = false)
       .def_prop_ro(
           "memory",
           [](const Runtime& r) {

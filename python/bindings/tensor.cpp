@@ -104,6 +104,13 @@ void bind_tensor(nb::module_& m) {
           "owns", [](const BlockTensor& t, slot_t s) { return t.store().owns(s); }, nb::arg("slot"),
           "Whether this rank holds the block (and computes it).")
       .def("complete_writes", [](BlockTensor& t) { t.store().complete_writes(); })
+      .def_prop_ro(
+          "owners", [](const BlockTensor& t) { return t.store().owners(); },
+          "The rank each stored block lives on, by slot (empty in one process).")
+      .def(
+          "redistribute",
+          [](BlockTensor& t, const std::vector<int>& owners) { t.redistribute(owners); },
+          nb::arg("owners"), "Move the blocks to these owner ranks, by slot (collective).")
       .def_prop_ro("store_kind", [](const BlockTensor& t) { return std::string(t.store().kind()); })
       .def("transfers", [](const BlockTensor& t) { return transfer_dict(t.store().transfers()); })
       .def("reset_transfers", [](BlockTensor& t) { t.store().transfers().reset(); })

@@ -255,12 +255,17 @@ class Context:
             self.scratch or "",
             self.keep_scratch,
             self.workq,
+            # Placed tasks keep one output block each: on several ranks, and in the plans that
+            # tilecc simulate places on its simulated ranks.
+            self.placement is not None and (self.planning or (comm is not None and comm.size > 1)),
         )
         self._model_given = False
         self._records: dict[int, ContractionRecord] = {}  # by PlannedContraction.id
         # Out of core: each plan's read-once bound (bytes), by PlannedContraction.id, and the
         # bound summed over the contractions run.
         self._io_bounds: dict[int, int] = {}
+        # Per plan placed, the layouts of the tensors (a, b, c) its placement was computed for.
+        self._placed_layouts: dict[int, tuple[int, int, int]] = {}
         self._io_bound_run = 0
         # Planning (store "none"): how many times each contraction would have run.
         self.planned_runs: dict[int, int] = {}
@@ -404,16 +409,24 @@ class Context:
         if self.memory_budget and self.staging != "lru":
             planned.schedule.set_staging(staging(h, self.memory_budget, self.staging).for_core(h))
 
-    def _place(self, planned: Any, name: str) -> None:
+    def _place(self, planned: Any, name: str, tensors: tuple[Any, Any, Any] | None = None) -> None:
         """Give a plan the placement ``name`` on the ranks (computed on rank 0, the same on every
-        rank): its blocks stay on the mpi store's hash owners, its tasks go where the placement
-        puts them. A partitioner that fails falls back to the hash placement, with a warning."""
+        rank): its blocks stay where they live (the mpi store's hash owners, or for ``tensors``
+        (a, b, c), the owners they were redistributed to), its tasks go where the placement puts
+        them. A partitioner that fails falls back to the hash placement, with a warning."""
         w = mpi.world()
         ranks = Ranks(w.size, w.ranks_per_node)
         task_rank: list[int] | None = None
+        if tensors is not None:
+            self._placed_layouts[planned.id] = tuple(t.layout for t in tensors)
         if w.leader:
             h = BlockHypergraph.of_plan(planned.plan)
             owners = hash_owners(h, ranks)
+            if tensors is not None:
+                given = {role: t._core.owners for role, t in zip("abc", tensors, strict=True)}
+                for e, (role, slot) in enumerate(h.nets):
+                    if given[role]:
+                        owners[e] = given[role][slot]
             try:
                 placed = place(h, name, ranks, owners)
             except Exception as exc:  # any failure of the partitioner has the same remedy
@@ -571,6 +584,15 @@ class Context:
             for q in batch:
                 self.planned_runs[q.entry.id] = self.planned_runs.get(q.entry.id, 0) + 1
             return
+        if self.placement is not None and mpi.world().size > 1:
+            # A placement follows its tensors' blocks: placed again when they live elsewhere
+            # (redistributed) than where it was placed for.
+            for q in batch:
+                layouts = (q.a.layout, q.b.layout, q.c.layout)
+                if self._placed_layouts.get(q.entry.id, (0, 0, 0)) != layouts:
+                    start = time.perf_counter()
+                    self._place(q.entry, self.placement, (q.a, q.b, q.c))
+                    self._records[q.entry.id].time.inspector += time.perf_counter() - start
         items = [(q.entry, q.alpha, q.a._core, q.b._core, q.c._core) for q in batch]
         batch_run = self._runtime.run(items)
         run = batch_run.run

@@ -176,3 +176,46 @@ def processor_grid(m: int, n: int, k: int, ranks: int) -> tuple[int, int, int]:
         grids,
         key=lambda g: sum(w * (p - 1) for w, p in zip(matmul_words(m, n, k, g), g, strict=True)),
     )
+
+
+def grid_rank(position: Sequence[int], grid: Sequence[int], node_grid: Sequence[int]) -> int:
+    """The rank at a grid position when each node (of m_1···m_d consecutive ranks) holds an
+    m_1 × … × m_d box of the grid: nodes, and ranks within a node, numbered with the first
+    dimension fastest. With the default node grid it is the node-oblivious numbering.
+
+    >>> [grid_rank((i, j), (2, 2), (2, 1)) for j in range(2) for i in range(2)]
+    [0, 1, 2, 3]
+    >>> [grid_rank((i, j), (2, 2), (1, 2)) for j in range(2) for i in range(2)]
+    [0, 2, 1, 3]
+    """
+    node = local = 0
+    node_stride = local_stride = 1
+    for c, p, m in zip(position, grid, node_grid, strict=True):
+        node += (c // m) * node_stride
+        node_stride *= p // m
+        local += (c % m) * local_stride
+        local_stride *= m
+    return node * math.prod(node_grid) + local
+
+
+def grid_owners(
+    block_tiles: Sequence[Sequence[int]], grid: Sequence[int], node_grid: Sequence[int]
+) -> np.ndarray:
+    """Per stored block (given by its tiles, one per index), the rank a block-cyclic layout over
+    the processor grid puts it on: tiles (t_1, …, t_d) at position (t_i mod p_i), placed by
+    :func:`grid_rank`. What :meth:`tilecc.Tensor.distribute_on_grid_` moves a tensor's blocks to.
+
+    >>> grid_owners([(0, 0), (0, 1), (1, 0), (1, 1), (2, 3)], (2, 2), (1, 2)).tolist()
+    [0, 1, 2, 3, 1]
+    """
+    _check(grid, math.prod(node_grid))
+    if any(p % m for p, m in zip(grid, node_grid, strict=True)):
+        raise ValueError(
+            f"the node grid {' x '.join(map(str, node_grid))} does not tile the processor grid "
+            f"{' x '.join(map(str, grid))}; give a node grid whose sizes divide the grid's."
+        )
+    owners = [
+        grid_rank([t % p for t, p in zip(tiles, grid, strict=True)], grid, node_grid)
+        for tiles in block_tiles
+    ]
+    return np.asarray(owners, dtype=int)

@@ -41,6 +41,11 @@ class Tensor:
            [-1., -1.,  0.]])
     """
 
+    #: Redistributions made so far in this process (every rank makes the same, in one order):
+    #: a tensor's ``layout`` is 0 on its hash owners, else the number of its redistribution.
+    _layouts = 0
+    layout = 0
+
     def __init__(
         self,
         spaces: Sequence[Space],
@@ -206,6 +211,52 @@ class Tensor:
         a tensor's blocks itself (the (T) kernels) is handed."""
         self.context.settle(self)
         return self._core
+
+    @property
+    def owners(self) -> np.ndarray | None:
+        """On several ranks (the ``mpi`` store), the rank each stored block lives on, by slot;
+        None for a tensor of one process."""
+        owners = self._core.owners if self._has_data() else []
+        return np.asarray(owners, dtype=int) if len(owners) else None
+
+    def redistribute_(self, owners: Sequence[int] | np.ndarray) -> None:
+        """Move the blocks to these owner ranks, one per stored block by slot (collective: every
+        rank gives the same). Contractions with a placement then place their tasks by the blocks'
+        new owners."""
+        if self._has_data():
+            self._core.redistribute([int(r) for r in owners])
+            Tensor._layouts += 1
+            self.layout = Tensor._layouts
+
+    def distribute_on_grid_(
+        self, grid: Sequence[int], node_grid: Sequence[int] | None = None
+    ) -> None:
+        """Lay the blocks out block-cyclically over a processor grid (paper 002), one dimension per
+        index, with each node holding a ``node_grid`` box of it (default: the node-oblivious
+        numbering, :func:`tilecc.grids.default_node_grid`; :func:`tilecc.grids.node_aware_grid`
+        chooses the box that moves the fewest words between nodes)."""
+        from tilecc import grids, mpi
+
+        if len(grid) != len(self.spaces):
+            raise ValueError(
+                f"{self.name} has {len(self.spaces)} indices and the grid "
+                f"{' x '.join(map(str, grid))} {len(grid)} dimensions; give one per index."
+            )
+        world = mpi.world()
+        if math.prod(grid) != world.size:
+            raise ValueError(
+                f"the grid {' x '.join(map(str, grid))} has {math.prod(grid)} positions for "
+                f"{world.size} ranks; give a grid of exactly the job's ranks."
+            )
+        box = node_grid or grids.default_node_grid(grid, world.ranks_per_node)
+        if math.prod(box) != world.ranks_per_node:
+            raise ValueError(
+                f"the node grid {' x '.join(map(str, box))} holds {math.prod(box)} ranks and "
+                f"the job's nodes {world.ranks_per_node}; give a box of the ranks per node."
+            )
+        shape = self._shape
+        tiles = [shape.block_tiles(b) for b in range(shape.num_blocks)]
+        self.redistribute_(grids.grid_owners(tiles, grid, box))
 
     def transfers(self) -> dict[str, tuple[int, int]]:
         """(bytes, calls) of each transfer class its store counted since it was made (or

@@ -309,6 +309,32 @@ TEST(Mpi, BlocksAreReadThroughTheStoreAndCountedByClass) {
   }
 }
 
+TEST(Mpi, RedistributedBlocksKeepTheirValuesOnTheirNewOwners) {
+  auto o = orbitals(8, 2, 1);
+  auto oo = shape({o, o});
+  StoreResources resources;
+  resources.comm = world();
+  BlockTensor t(oo, "mpi", resources);
+  fill_random(t, 7);
+  const auto before = dense(t);
+  // Every block to the rank after its hash owner: each rank gets all of its new blocks from
+  // another rank.
+  std::vector<int> owners = t.store().owners();
+  for (int& o : owners) o = (o + 1) % world()->size();
+  t.redistribute(owners);
+  EXPECT_EQ(t.store().owners(), owners);
+  EXPECT_EQ(dense(t), before);
+  std::int64_t got = 0;
+  for (slot_t s = 0; s < oo->num_blocks(); ++s)
+    if (owners[static_cast<std::size_t>(s)] == world()->rank()) got += oo->block_size(s) * 8;
+  EXPECT_GT(world()->sum(static_cast<double>(got)), 0.0);
+  // An owner map of the wrong length, or naming a rank the job does not have, is refused.
+  EXPECT_THROW(t.redistribute(std::vector<int>{0}), InputError);
+  std::vector<int> beyond(owners.size(), world()->size());
+  EXPECT_THROW(t.redistribute(beyond), InputError);
+  EXPECT_EQ(dense(t), before);
+}
+
 }  // namespace
 }  // namespace tilecc
 

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from tilecc.grids import (
     choose_node_grid,
     default_node_grid,
+    grid_owners,
+    grid_rank,
     inter_node_volume,
     matmul_words,
     node_aware_grid,
@@ -80,3 +82,42 @@ def test_bad_grids_are_one_sentence():
         list(node_grids((4, 0), 2))
     with pytest.raises(ValueError, match="2 word counts for a grid of 3 dimensions"):
         node_aware_grid((2, 2, 2), 2, (1.0, 1.0))
+
+
+@given(st.sampled_from([(2, 2), (4, 2), (2, 3, 2), (8, 8)]), st.integers(1, 8))
+def test_grid_ranks_fill_each_node_with_its_box(grid, per_node):
+    """Every position gets its own rank, and each node (per_node consecutive ranks) holds exactly
+    the positions of one box of the node grid."""
+    for node_grid in node_grids(grid, per_node) if math.prod(grid) % per_node == 0 else []:
+        positions = list(itertools.product(*(range(p) for p in grid)))
+        ranks = [grid_rank(pos, grid, node_grid) for pos in positions]
+        assert sorted(ranks) == list(range(math.prod(grid)))
+        for pos, rank in zip(positions, ranks, strict=True):
+            box = tuple(c // m for c, m in zip(pos, node_grid, strict=True))
+            same_node = [
+                q
+                for q, r in zip(positions, ranks, strict=True)
+                if r // per_node == rank // per_node
+            ]
+            assert all(
+                tuple(c // m for c, m in zip(q, node_grid, strict=True)) == box for q in same_node
+            )
+
+
+def test_blocks_go_to_their_cyclic_grid_position():
+    tiles = [(i, j) for i in range(3) for j in range(3)]
+    owners = grid_owners(tiles, (2, 2), (2, 1))  # ranks numbered down the columns
+    assert owners.tolist() == [0, 2, 0, 1, 3, 1, 0, 2, 0]
+    with pytest.raises(ValueError, match="node grid 1 x 2 does not tile the processor grid 2 x 3"):
+        grid_owners(tiles, (2, 3), (1, 2))
+
+
+def test_a_tensor_of_one_process_has_no_owners_to_change():
+    from tilecc import Space, Tensor
+
+    t = Tensor([Space.spatial(4, tile=2)] * 2)
+    assert t.owners is None
+    with pytest.raises(ValueError, match="the 'memory' store keeps a tensor in one process"):
+        t.redistribute_([0] * 4)
+    with pytest.raises(ValueError, match="has 2 indices and the grid 2 x 2 x 1 3 dimensions"):
+        t.distribute_on_grid_((2, 2, 1))

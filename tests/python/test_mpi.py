@@ -316,6 +316,32 @@ def test_a_rank_gets_each_remote_operand_block_once(placement, fetch_once):
         assert result["got"] > result["model"] > 0
 
 
+def test_a_matrix_product_on_a_node_aware_grid_moves_what_the_model_counts():
+    """C = A B laid out block-cyclically on a 2 x 2 processor grid (4 ranks in 2 virtual nodes),
+    tasks on their C block's owner: the operand bytes each mapping of the grid onto the nodes
+    moves are exactly the traffic model's count for the tensors' owners, and for this shape
+    (large M: A's blocks, moving along the grid's rows, are the most) the node-aware mapping
+    keeps the rows within nodes and sends 6x fewer bytes between them, moving as much in all."""
+    job = Path(__file__).parents[2] / "benchmarks" / "locality" / "grid_job.py"
+    proc = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", "4", sys.executable, str(job), "48", "8", "12", "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TILECC_RANKS_PER_NODE": "2"},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["default_node_grid"] == [2, 1] and out["node_grid"] == [1, 2]
+    default, aware = out["default"], out["node_aware"]
+    for run in (default, aware):
+        assert run["inter_node"] == run["model_inter_node"]
+        assert run["moved"] == run["model_moved"]
+        assert run["error"] < 1e-12
+    assert default["moved"] == aware["moved"]
+    assert 6 * aware["inter_node"] == default["inter_node"] > 0
+
+
 @pytest.mark.parametrize("switch", ["TILECC_FETCH_ONCE", "TILECC_WORKQ_Q2"])
 def test_a_bad_communication_switch_is_one_sentence(switch):
     run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", **{switch: "sometimes"})
