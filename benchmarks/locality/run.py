@@ -10,8 +10,9 @@ Then node-aware processor grids (paper 002): its matrix-multiplication shapes (s
 large M, small K, edge ratio 10) and drCCD's ring term, on 64 ranks in nodes of 8: the
 node-oblivious grid's inter-node words against the node-aware intra-node grid's, and what
 redistributing to it moves. And the same shapes (edge ratio 10, smaller) run for real on a 2 x 2
-grid of 4 ranks in 2 virtual nodes (grid_job.py): the operand bytes measured crossing nodes under
-each mapping, against the traffic model's count.
+grid of 4 ranks in 2 virtual nodes (grid_job.py, 20 us and 1 GB/s emulated between them): the
+operand bytes measured crossing nodes under each mapping, against the traffic model's count, and
+the contraction's time.
 
 Labels here: O's indices are i, j, k, l and V's is a (the paper's a, b, c, d and i); the plan is
 tilecc's own (tiles of 20 over O and 20·k over V, one task per output block or stack of them).
@@ -97,10 +98,15 @@ RUN_SHAPES = {
     "small K": (40, 40, 4),
 }
 RUN_TILE = 8
+#: The network emulated between the virtual nodes of the grid runs, so that their times show
+#: what crossing nodes costs (1 GB/s: 0.1 ms for the large-M default's 128 kB).
+NETWORK = {"TILECC_NET_LATENCY_US": "20", "TILECC_NET_GBPS": "1"}
 
 
 def grid_runs(console: Console, records: list[dict]) -> None:
-    table = Table(title="C = A B on a 2 x 2 grid, 4 ranks in 2 virtual nodes: operand bytes")
+    table = Table(
+        title="C = A B on a 2 x 2 grid, 4 ranks in 2 virtual nodes (20 us, 1 GB/s between them)"
+    )
     for col in ("shape", "node grids", "inter-node, default", "inter-node, node-aware",
                 "ratio", "moved in all", "= model", "seconds default / aware"):  # fmt: skip
         table.add_column(col, justify="right")
@@ -111,7 +117,7 @@ def grid_runs(console: Console, records: list[dict]) -> None:
             [str(mpiexec), "-n", "4", sys.executable, str(job), str(m), str(n), str(k),
              str(RUN_TILE)],
             capture_output=True, text=True, timeout=600, check=False,
-            env={**os.environ, "TILECC_RANKS_PER_NODE": "2"},
+            env={**os.environ, "TILECC_RANKS_PER_NODE": "2", **NETWORK},
         )  # fmt: skip
         lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
         if proc.returncode != 0 or not lines:
@@ -130,7 +136,7 @@ def grid_runs(console: Console, records: list[dict]) -> None:
             "node_aware_inter_node_bytes": aware["inter_node"], "moved_bytes": aware["moved"],
             "equals_model": exact, "default_seconds": default["seconds"],
             "node_aware_seconds": aware["seconds"],
-            "error": max(default["error"], aware["error"]),
+            "error": max(default["error"], aware["error"]), "network": NETWORK,
         })  # fmt: skip
         table.add_row(
             name, f"{'x'.join(map(str, out['default_node_grid']))} / "
