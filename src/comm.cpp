@@ -51,6 +51,10 @@ Communicator::Communicator(MPI_Comm comm, int ranks_per_node)
   } else {
     find_nodes();
   }
+  MPI_Comm shared = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &shared);
+  MPI_Comm_split(shared, node_of(rank_), rank_, &node_comm_);
+  MPI_Comm_free(&shared);
   const MPI_Aint counter_bytes = rank_ == 0 ? sizeof(std::int64_t) : 0;
   MPI_Win_allocate(counter_bytes, sizeof(std::int64_t), MPI_INFO_NULL, comm_, &counter_value_,
                    &counter_);
@@ -85,6 +89,7 @@ Communicator::~Communicator() {
   // Windows retired on some ranks only are left to MPI_Finalize.
   MPI_Win_unlock_all(counter_);
   MPI_Win_free(&counter_);
+  MPI_Comm_free(&node_comm_);
   MPI_Comm_free(&comm_);
 }
 

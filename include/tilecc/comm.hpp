@@ -45,6 +45,9 @@ class Communicator {
   int nodes() const { return nodes_; }
   bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
   bool virtual_nodes() const { return virtual_nodes_; }
+  /** The ranks of this rank's node that share its memory (all of them, unless virtual nodes
+   *  span machines), ordered by rank: what node-shared arrays are made over (NodeShared). */
+  MPI_Comm node_comm() const { return node_comm_; }
   /** The emulated network between nodes (TILECC_NET_LATENCY_US, TILECC_NET_GBPS; off unless
    *  set), read when the communicator is made. */
   const NetworkEmulation& network() const { return network_; }
@@ -80,7 +83,7 @@ class Communicator {
  private:
   /** node_ and nodes_ from the ranks sharing memory. */
   void find_nodes();
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, nodes_ = 1;
   bool virtual_nodes_ = false;
   std::vector<int> node_;

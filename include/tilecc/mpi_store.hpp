@@ -75,6 +75,7 @@ class MpiStore final : public BlockStore {
 
   int owner(slot_t slot) const { return owner_[static_cast<std::size_t>(slot)]; }
   const Communicator& communicator() const { return *comm_; }
+  const std::shared_ptr<Communicator>& communicator_ptr() const { return comm_; }
 
  private:
   /** values into the owner's block, element by element with `op` (atomic per element). */

@@ -39,6 +39,9 @@ void bind_closed_shell(nb::module_& m, const char* name) {
 void bind_triples(nb::module_& m) {
   nb::class_<kernels::TriplesKernel>(m, "TriplesKernel")
       .def_prop_ro("steps", &kernels::TriplesKernel::steps)
+      .def_prop_ro("held_bytes", &kernels::TriplesKernel::held_bytes,
+                   "Bytes of repacked inputs this process holds (a node's shared arrays count on "
+                   "its first rank).")
       .def_prop_ro("scale", &kernels::TriplesKernel::scale)
       .def_prop_ro("executed_flops", &triples_flops,
                    "Flops the kernel's GEMMs execute over every triple the step runs.")

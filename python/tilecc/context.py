@@ -73,6 +73,8 @@ class ContextStats:
     #: Flops the (T) kernels' GEMMs executed, and their time.
     triples_flops: float = 0.0
     triples_seconds: float = 0.0
+    #: The most bytes of repacked inputs a (T) kernel held in this process.
+    triples_input_bytes: int = 0
 
 
 @dataclass
@@ -302,12 +304,15 @@ class Context:
             task_seconds=r.task_seconds,
             triples_flops=self._triples.triples_flops,
             triples_seconds=self._triples.triples_seconds,
+            triples_input_bytes=self._triples.triples_input_bytes,
         )
 
-    def count_triples(self, flops: float, seconds: float) -> None:
-        """Add a (T) step's executed flops and wall time to the statistics."""
+    def count_triples(self, flops: float, seconds: float, held_bytes: int = 0) -> None:
+        """Add a (T) step's executed flops and wall time to the statistics, and the bytes of
+        repacked inputs its kernel held in this process."""
         self._triples.triples_flops += flops
         self._triples.triples_seconds += seconds
+        self._triples.triples_input_bytes = max(self._triples.triples_input_bytes, held_bytes)
 
     @property
     def cost_model(self) -> Any:

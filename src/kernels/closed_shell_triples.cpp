@@ -76,6 +76,9 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
     : ClosedShellTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
   in.check();
   const extent_t no = no_, nv = nv_, nv2 = nv * nv;
+  // The repacked inputs are held once per node: its first rank reads and writes them.
+  const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
+  const bool writes = NodeShared::writes_on(comm.get());
 
   // (pa|fb) as one [(a, b)][f] matrix per (p, gab), f in irrep(p) ^ gab.
   x_off_.resize(u(no));
@@ -85,27 +88,28 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
       x_off_[u(p)][u(gab)] = total;
       total += group_rows_[u(gab)] * vir_n_[u(occ_irrep_[u(p)] ^ gab)];
     }
-  x_.resize(u(total));
-  detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
-    for (extent_t p = p0; p < p0 + np; ++p)
-      for (int gab = 0; gab < irreps; ++gab) {
-        const int gf = occ_irrep_[u(p)] ^ gab;
-        const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
-        double* dst = x_.data() + x_off_[u(p)][u(gab)];
-        for (int ga = 0; ga < irreps; ++ga) {
-          const int gb = ga ^ gab;
-          const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)];
-          for (extent_t a = 0; a < na; ++a)
-            for (extent_t b = 0; b < nb; ++b) {
-              double* row = dst + (row_off_[u(gab)][u(ga)] + a * nb + b) * nf;
-              const double* src =
-                  slab + ((p - p0) * nv + vir_off_[u(ga)] + a) * nv2 + vir_off_[u(gb)] + b;
-              for (extent_t f = 0; f < nf; ++f) row[f] = src[(f0 + f) * nv];
-            }
+  x_ = NodeShared(u(total), comm);
+  if (writes)
+    detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
+      for (extent_t p = p0; p < p0 + np; ++p)
+        for (int gab = 0; gab < irreps; ++gab) {
+          const int gf = occ_irrep_[u(p)] ^ gab;
+          const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
+          double* dst = x_.data() + x_off_[u(p)][u(gab)];
+          for (int ga = 0; ga < irreps; ++ga) {
+            const int gb = ga ^ gab;
+            const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)];
+            for (extent_t a = 0; a < na; ++a)
+              for (extent_t b = 0; b < nb; ++b) {
+                double* row = dst + (row_off_[u(gab)][u(ga)] + a * nb + b) * nf;
+                const double* src =
+                    slab + ((p - p0) * nv + vir_off_[u(ga)] + a) * nv2 + vir_off_[u(gb)] + b;
+                for (extent_t f = 0; f < nf; ++f) row[f] = src[(f0 + f) * nv];
+              }
+          }
         }
-      }
-  });
-  t2_ = read_dense(*in.t2);
+    });
+  t2_ = detail::read_dense_on_node(*in.t2, comm);
 
   // t_mr^bc as one [m][b][c] matrix per (r, gb, gc), m in irrep(r) ^ gb ^ gc.
   tm_off_.resize(u(no));
@@ -116,8 +120,8 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
         tm_off_[u(r)][u(gb)][u(gc)] = total;
         total += occ_n_[u(occ_irrep_[u(r)] ^ gb ^ gc)] * vir_n_[u(gb)] * vir_n_[u(gc)];
       }
-  tm_.resize(u(total));
-  for (extent_t r = 0; r < no; ++r)
+  tm_ = NodeShared(u(total), comm);
+  for (extent_t r = 0; r < no && writes; ++r)
     for (int gb = 0; gb < irreps; ++gb)
       for (int gc = 0; gc < irreps; ++gc) {
         const int gm = occ_irrep_[u(r)] ^ gb ^ gc;
@@ -131,16 +135,23 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
           }
       }
 
-  const std::vector<double> ovoo = read_dense(*in.ovoo);
-  iajm_.resize(u(no * nv * no * no));
-  for (extent_t ia = 0; ia < no * nv; ++ia)
+  const std::vector<double> ovoo = writes ? read_dense(*in.ovoo) : std::vector<double>{};
+  iajm_ = NodeShared(u(no * nv * no * no), comm);
+  for (extent_t ia = 0; ia < no * nv && writes; ++ia)
     for (extent_t m = 0; m < no; ++m)
       for (extent_t j = 0; j < no; ++j)
         iajm_[u((ia * no + j) * no + m)] = ovoo[u((ia * no + m) * no + j)];
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
-  ovov_ = read_dense(*in.ovov);
+  ovov_ = detail::read_dense_on_node(*in.ovov, comm);
+  for (NodeShared* array : {&x_, &t2_, &tm_, &iajm_, &ovov_}) array->publish();
   has_inputs_ = true;
+}
+
+std::int64_t ClosedShellTriples::held_bytes() const {
+  std::int64_t bytes = bytes_of({&t1_, &fov_, &eo_, &ev_});
+  for (const NodeShared* array : {&x_, &t2_, &tm_, &iajm_, &ovov_}) bytes += array->held_bytes();
+  return bytes;
 }
 
 extent_t ClosedShellTriples::scratch_doubles() const {

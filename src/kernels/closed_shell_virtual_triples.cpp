@@ -128,6 +128,9 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
   for (const Orbital& orbital : in.t1->shape().space(0).orbitals())
     occ_irrep.push_back(orbital.irrep);
   auto gv = [&](extent_t x) { return vir_irrep_[u(x)]; };
+  // The repacked inputs are held once per node: its first rank reads and writes them.
+  const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
+  const bool writes = NodeShared::writes_on(comm.get());
 
   // (px|fy) per (x, irrep(p), y), [p][f].
   pxfy_off_.resize(u(nv * irreps * nv));
@@ -138,22 +141,24 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         pxfy_off_[u((x * irreps + gp) * nv + y)] = total;
         total += occ_n_[u(gp)] * vir_n_[u(gp ^ gv(x) ^ gv(y))];
       }
-  pxfy_.resize(u(total));
-  detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
-    for (extent_t p = p0; p < p0 + np; ++p) {
-      const int gp = occ_irrep[u(p)];
-      const extent_t pl = p - occ_off_[u(gp)];
-      for (extent_t x = 0; x < nv; ++x)
-        for (extent_t y = 0; y < nv; ++y) {
-          const int gf = gp ^ gv(x) ^ gv(y);
-          const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
-          double* dst = pxfy_.data() + pxfy_off_[u((x * irreps + gp) * nv + y)] + pl * nf;
-          const double* src = slab + ((p - p0) * nv + x) * nv2 + y;  // (px|fy) at [f * nv]
-          for (extent_t f = 0; f < nf; ++f) dst[f] = src[(f0 + f) * nv];
-        }
-    }
-  });
-  const std::vector<double> t2 = read_dense(*in.t2);  // [i][j][a][b]
+  pxfy_ = NodeShared(u(total), comm);
+  if (writes)
+    detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
+      for (extent_t p = p0; p < p0 + np; ++p) {
+        const int gp = occ_irrep[u(p)];
+        const extent_t pl = p - occ_off_[u(gp)];
+        for (extent_t x = 0; x < nv; ++x)
+          for (extent_t y = 0; y < nv; ++y) {
+            const int gf = gp ^ gv(x) ^ gv(y);
+            const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
+            double* dst = pxfy_.data() + pxfy_off_[u((x * irreps + gp) * nv + y)] + pl * nf;
+            const double* src = slab + ((p - p0) * nv + x) * nv2 + y;  // (px|fy) at [f * nv]
+            for (extent_t f = 0; f < nf; ++f) dst[f] = src[(f0 + f) * nv];
+          }
+      }
+    });
+  const std::vector<double> t2 =
+      writes ? read_dense(*in.t2) : std::vector<double>{};  // [i][j][a][b]
   auto amplitude = [&](extent_t i, extent_t j, extent_t a, extent_t b) {
     return t2[u(((i * no + j) * nv + a) * nv + b)];
   };
@@ -165,8 +170,8 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
       t2f_off_[u(h * nv + z)] = total;
       total += npairs_[u(h)] * vir_n_[u(h ^ gv(z))];
     }
-  t2f_.resize(u(total));
-  for (int h = 0; h < irreps; ++h)
+  t2f_ = NodeShared(u(total), comm);
+  for (int h = 0; h < irreps && writes; ++h)
     for (extent_t z = 0; z < nv; ++z) {
       const int gf = h ^ gv(z);
       const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
@@ -191,7 +196,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         t2m_yz_off_[u((y * irreps + gr) * nv + z)] = total;
         total += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
       }
-  t2m_yz_.resize(u(total));
+  t2m_yz_ = NodeShared(u(total), comm);
   total = 0;
   for (extent_t z = 0; z < nv; ++z)
     for (int gr = 0; gr < irreps; ++gr)
@@ -199,8 +204,8 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         t2m_zy_off_[u((z * irreps + gr) * nv + y)] = total;
         total += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
       }
-  t2m_zy_.resize(u(total));
-  for (extent_t y = 0; y < nv; ++y)
+  t2m_zy_ = NodeShared(u(total), comm);
+  for (extent_t y = 0; y < nv && writes; ++y)
     for (int gr = 0; gr < irreps; ++gr)
       for (extent_t z = 0; z < nv; ++z) {
         const int gm = gr ^ gv(y) ^ gv(z);
@@ -214,7 +219,8 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
       }
   // (px|mq) per (h, x): [(p, q) pairs of h][m].
   {
-    const std::vector<double> ovoo = read_dense(*in.ovoo);  // [p][x][m][q]
+    const std::vector<double> ovoo =
+        writes ? read_dense(*in.ovoo) : std::vector<double>{};  // [p][x][m][q]
     ovoo_off_.resize(u(irreps * nv));
     total = 0;
     for (int h = 0; h < irreps; ++h)
@@ -222,8 +228,8 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         ovoo_off_[u(h * nv + x)] = total;
         total += npairs_[u(h)] * occ_n_[u(h ^ gv(x))];
       }
-    ovoo_.resize(u(total));
-    for (int h = 0; h < irreps; ++h)
+    ovoo_ = NodeShared(u(total), comm);
+    for (int h = 0; h < irreps && writes; ++h)
       for (extent_t x = 0; x < nv; ++x) {
         const int gm = h ^ gv(x);
         const extent_t nm = occ_n_[u(gm)], m0 = occ_off_[u(gm)];
@@ -242,10 +248,11 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
   }
   // (ia|jb) and t_ij^ab as [a][b][i][j]; t1 and f_ov as [a][i].
   {
-    const std::vector<double> ovov = read_dense(*in.ovov);  // [i][a][j][b]
-    ovov_.resize(u(nv2 * no * no));
-    t2_.resize(u(nv2 * no * no));
-    for (extent_t a = 0; a < nv; ++a)
+    const std::vector<double> ovov =
+        writes ? read_dense(*in.ovov) : std::vector<double>{};  // [i][a][j][b]
+    ovov_ = NodeShared(u(nv2 * no * no), comm);
+    t2_ = NodeShared(u(nv2 * no * no), comm);
+    for (extent_t a = 0; a < nv && writes; ++a)
       for (extent_t b = 0; b < nv; ++b)
         for (extent_t i = 0; i < no; ++i)
           for (extent_t j = 0; j < no; ++j) {
@@ -262,7 +269,16 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
       t1_[u(a * no + i)] = t1[u(i * nv + a)];
       fov_[u(a * no + i)] = fov[u(i * nv + a)];
     }
+  for (NodeShared* array : {&pxfy_, &t2f_, &t2m_yz_, &t2m_zy_, &ovoo_, &ovov_, &t2_})
+    array->publish();
   has_inputs_ = true;
+}
+
+std::int64_t ClosedShellVirtualTriples::held_bytes() const {
+  std::int64_t bytes = bytes_of({&t1_, &fov_, &eo_, &ev_});
+  for (const NodeShared* array : {&pxfy_, &t2f_, &t2m_yz_, &t2m_zy_, &ovoo_, &ovov_, &t2_})
+    bytes += array->held_bytes();
+  return bytes;
 }
 
 extent_t ClosedShellVirtualTriples::tasks(extent_t step) const {
@@ -475,7 +491,7 @@ detail::SourceView source_view(const Slab& slab, extent_t cl, const Perm& axes,
 void ClosedShellVirtualTriples::add_disconnected(int g, const std::array<extent_t, 3>& abc,
                                                  const double* w, double* x) const {
   const extent_t no = no_, nv = nv_, a = abc[0], b = abc[1], c = abc[2];
-  auto pair_rows = [&](const std::vector<double>& t, extent_t p, extent_t q) {
+  auto pair_rows = [&](const NodeShared& t, extent_t p, extent_t q) {
     return t.data() + (p * nv + q) * no * no;
   };
   const double *u_ab = pair_rows(ovov_, a, b), *t_ab = pair_rows(t2_, a, b);

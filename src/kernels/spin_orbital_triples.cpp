@@ -83,9 +83,12 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
   detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
   detail::check_spaces(in.fov, "f_ov", {&o, &v});
   const extent_t no = no_, nv = nv_;
+  // The repacked inputs are held once per node: its first rank reads and writes them.
+  const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
+  const bool writes = NodeShared::writes_on(comm.get());
   // One [e or m][(b, c)] matrix per (p, gbc), the e or m of the label completing p to gbc, from a
   // dense [p][e or m][b][c] source.
-  auto pack = [&](std::vector<double>& dst, std::vector<std::array<extent_t, pair_labels>>& at,
+  auto pack = [&](NodeShared& dst, std::vector<std::array<extent_t, pair_labels>>& at,
                   const Ranges& row_off, const Ranges& row_n, auto&& for_each_slab) {
     at.resize(u(no));
     extent_t total = 0;
@@ -95,7 +98,8 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
         const int le = remainder(gbc, occ_label_[u(p)], 1);
         if (le >= 0) total += row_n[u(le)] * cols_[u(gbc)];
       }
-    dst.resize(u(total));
+    dst = NodeShared(u(total), comm);
+    if (!writes) return;
     const extent_t rows_in = static_cast<extent_t>(row_off.back() + row_n.back());
     for_each_slab([&](extent_t p0, extent_t np, const double* slab) {
       for (extent_t p = p0; p < p0 + np; ++p)
@@ -122,13 +126,20 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
   };
   pack(x_, x_off_, vir_off_, vir_n_,
        [&](auto&& body) { detail::for_each_first_tile(*in.ovvv, body); });
-  t2_ = read_dense(*in.t2);
+  t2_ = detail::read_dense_on_node(*in.t2, comm);
   pack(tm_, tm_off_, occ_off_, occ_n_, [&](auto&& body) { body(0, no, t2_.data()); });
-  ooov_ = read_dense(*in.ooov);
-  oovv_ = read_dense(*in.oovv);
+  ooov_ = detail::read_dense_on_node(*in.ooov, comm);
+  oovv_ = detail::read_dense_on_node(*in.oovv, comm);
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
+  for (NodeShared* array : {&x_, &tm_, &t2_, &ooov_, &oovv_}) array->publish();
   has_inputs_ = true;
+}
+
+std::int64_t SpinOrbitalTriples::held_bytes() const {
+  std::int64_t bytes = bytes_of({&t1_, &fov_, &eo_, &ev_});
+  for (const NodeShared* array : {&x_, &tm_, &t2_, &ooov_, &oovv_}) bytes += array->held_bytes();
+  return bytes;
 }
 
 extent_t SpinOrbitalTriples::scratch_doubles() const {

@@ -5,6 +5,8 @@
 
 #include "tilecc/box.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/mpi_store.hpp"
+#include "tilecc/node_shared.hpp"
 
 namespace tilecc::kernels::detail {
 
@@ -40,6 +42,24 @@ inline void irrep_ranges(const IndexSpace& space, std::array<extent_t, 8>& off,
 inline const IndexSpace& t1_space(const BlockTensor* t1, int k) {
   TILECC_CHECK(t1 != nullptr && t1->rank() == 2, "(T): t1 is missing or not of rank 2.");
   return t1->shape().space(k);
+}
+
+/** The communicator of a tensor's ranks; null for a tensor of one process. */
+inline std::shared_ptr<Communicator> communicator_of(const BlockTensor& t) {
+  const auto* distributed = dynamic_cast<const MpiStore*>(&t.store());
+  return distributed != nullptr ? distributed->communicator_ptr() : nullptr;
+}
+
+/** A tensor's dense array, held once per node of `comm` (read by the node's first rank; see
+ *  NodeShared: publish() it before the node's other ranks read it). */
+inline NodeShared read_dense_on_node(const BlockTensor& t,
+                                     const std::shared_ptr<Communicator>& comm) {
+  const TileBox box = whole(t.shape());
+  extent_t elements = 1;
+  for (int k = 0; k < t.rank(); ++k) elements *= box_extent(t.shape(), box, k);
+  NodeShared out(static_cast<std::size_t>(elements), comm);
+  if (out.writer()) read_box(t, box, out.data());
+  return out;
 }
 
 /** Refuses energy() on a kernel made from its spaces alone. */

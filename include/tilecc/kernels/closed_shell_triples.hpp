@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "tilecc/kernels/triples.hpp"
+#include "tilecc/node_shared.hpp"
 #include "tilecc/tensor.hpp"
 
 namespace tilecc::kernels {
@@ -61,6 +62,7 @@ class ClosedShellTriples final : public TriplesKernel {
   /** The triple's summand, times its distinct orderings. */
   double energy(extent_t i, extent_t task, double* scratch) const override;
   double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
+  std::int64_t held_bytes() const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;
@@ -105,13 +107,14 @@ class ClosedShellTriples final : public TriplesKernel {
   std::array<extent_t, irreps> group_rows_{}, size_{};
   std::array<extent_t, irreps> rows_{};  // of a W of symmetry g: its contiguous runs
   // (pa|fb) per p, packed as one [(a, b) rows of group gab][f] matrix per gab.
-  std::vector<double> x_;
+  NodeShared x_;
   std::vector<std::array<extent_t, irreps>> x_off_;  // [p][gab]
   // t_mr^bc per r, packed as one [m][b][c] matrix per (gb, gc).
-  std::vector<double> tm_;
+  NodeShared tm_;
   std::vector<Table> tm_off_;  // [r][gb][gc]
-  std::vector<double> iajm_;   // (ia|mj) as [i][a][j][m]
-  std::vector<double> t2_, t1_, fov_, ovov_, eo_, ev_;
+  NodeShared iajm_;            // (ia|mj) as [i][a][j][m]
+  NodeShared t2_, ovov_;
+  std::vector<double> t1_, fov_, eo_, ev_;
 };
 
 }  // namespace tilecc::kernels

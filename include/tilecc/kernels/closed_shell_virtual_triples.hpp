@@ -22,12 +22,14 @@
  *    (j, k) pairs whose irrep completes it to G, grouped by the irrep of j. The GEMMs run over
  *    non-zero blocks only.
  *  - The constructor reads the tensors through their stores ((ia|fb) one occupied tile at a
- *    time) and repacks what it needs; the tensors may be freed afterwards.
+ *    time) and repacks what it needs, once per node (NodeShared: the node's first rank reads
+ *    and writes, its other ranks share them); the tensors may be freed afterwards.
  */
 #include <array>
 #include <vector>
 
 #include "tilecc/kernels/closed_shell_triples.hpp"
+#include "tilecc/node_shared.hpp"
 
 namespace tilecc::kernels {
 
@@ -47,6 +49,7 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   double flops(extent_t step, extent_t task) const override;
   double energy(extent_t step, extent_t task, double* scratch) const override;
   double predicted_seconds(extent_t step, extent_t task, const CostModel& model) const override;
+  std::int64_t held_bytes() const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;
@@ -113,23 +116,24 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   std::array<std::array<std::array<double, irreps>, irreps>, irreps> triple_flops_{};
 
   // (px|fy) per (x, irrep(p), y): [p][f], f of irrep(p) ^ irrep(x) ^ irrep(y).
-  std::vector<double> pxfy_;
+  NodeShared pxfy_;
   std::vector<extent_t> pxfy_off_;  // [(x * irreps + gp) * nv + y]
   // What a task gathers per y: (pc|fy) for every c, per (irrep(p), c), [p][f]; the first c of
   // irrep gc at gathered_off_[irrep(y)][irrep(p)][gc].
   std::array<Table, irreps> gathered_off_{};
   extent_t gathered_doubles_ = 0;
   // t_rq^zf per (pair irrep h, z): [(q, r) pairs of h][f], f of h ^ irrep(z).
-  std::vector<double> t2f_;
+  NodeShared t2f_;
   std::vector<extent_t> t2f_off_;  // [h * nv + z]
   // (px|mq) per (pair irrep h, x): [(p, q) pairs of h][m], m of h ^ irrep(x).
-  std::vector<double> ovoo_;
+  NodeShared ovoo_;
   std::vector<extent_t> ovoo_off_;  // [h * nv + x]
   // t_mr^yz as [r][m] per (y, irrep(r), z) (z runs fastest) and per (z, irrep(r), y).
-  std::vector<double> t2m_yz_, t2m_zy_;
+  NodeShared t2m_yz_, t2m_zy_;
   std::vector<extent_t> t2m_yz_off_, t2m_zy_off_;  // [(y * irreps + gr) * nv + z], likewise
   // (ia|jb) and t_ij^ab as [a][b][i][j]; t1 and f_ov as [a][i].
-  std::vector<double> ovov_, t2_, t1_, fov_, eo_, ev_;
+  NodeShared ovov_, t2_;
+  std::vector<double> t1_, fov_, eo_, ev_;
 };
 
 }  // namespace tilecc::kernels

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tilecc/kernels/triples.hpp"
+#include "tilecc/node_shared.hpp"
 #include "tilecc/tensor.hpp"
 
 namespace tilecc::kernels {
@@ -59,6 +60,7 @@ class SpinOrbitalTriples final : public TriplesKernel {
   /** The triple's summand, times its 6 orderings. */
   double energy(extent_t i, extent_t task, double* scratch) const override;
   double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
+  std::int64_t held_bytes() const override;
 
  private:
   using Ranges = std::array<extent_t, orbital_labels>;
@@ -94,9 +96,10 @@ class SpinOrbitalTriples final : public TriplesKernel {
   std::array<extent_t, pair_labels> cols_{};
   std::array<Ranges, pair_labels> col_off_{};
   // <pe||bc> and t_pm^bc per p, each one [e or m][(b, c) columns of gbc] matrix per gbc.
-  std::vector<double> x_, tm_;
+  NodeShared x_, tm_;
   std::vector<std::array<extent_t, pair_labels>> x_off_, tm_off_;
-  std::vector<double> t2_, ooov_, oovv_, t1_, fov_, eo_, ev_;
+  NodeShared t2_, ooov_, oovv_;
+  std::vector<double> t1_, fov_, eo_, ev_;
 };
 
 }  // namespace tilecc::kernels

@@ -10,12 +10,16 @@
  *    a kernel makes them of similar work and of enough tasks to keep every worker busy.
  *  - cost(step, task) is the task's work up to a constant (the scheduler's cost); flops(step,
  *    task) the floating-point operations its GEMMs execute (they dominate its work).
- *  - Inputs are read once, through the tensors' stores, when the kernel is made, and repacked;
+ *  - Inputs are read once, through the tensors' stores, when the kernel is made, and repacked,
+ *    once per node: on several ranks the node's first rank reads them and writes the repacked
+ *    arrays into memory the node's ranks share (NodeShared);
  *    energy() is const and writes only its scratch (scratch_doubles() of it), so workers may call
  *    it concurrently. A kernel made from the spaces alone describes the work (steps, tasks,
  *    costs, flops, predicted seconds) and refuses energy().
  */
 #include <array>
+#include <cstdint>
+#include <vector>
 
 #include "tilecc/cost.hpp"
 #include "tilecc/error.hpp"
@@ -43,6 +47,13 @@ inline std::array<extent_t, 2> occupied_pair(extent_t occupied, extent_t i, exte
   return {};
 }
 
+/** Bytes of these arrays. */
+inline std::int64_t bytes_of(std::initializer_list<const std::vector<double>*> arrays) {
+  std::int64_t bytes = 0;
+  for (const std::vector<double>* a : arrays) bytes += static_cast<std::int64_t>(a->size() * 8);
+  return bytes;
+}
+
 /** The distinct orderings of a triple: 1, 3 or 6 as it has three, two or one distinct values. */
 inline double distinct_orderings(extent_t x, extent_t y, extent_t z) {
   return (x == y && y == z) ? 1.0 : (x == y || y == z || x == z) ? 3.0 : 6.0;
@@ -59,6 +70,9 @@ class TriplesKernel {
   virtual double cost(extent_t step, extent_t task) const = 0;
   virtual double flops(extent_t step, extent_t task) const = 0;
   virtual double energy(extent_t step, extent_t task, double* scratch) const = 0;
+  /** Bytes of repacked inputs this process holds (arrays a node shares count on its first rank
+   *  alone). */
+  virtual std::int64_t held_bytes() const = 0;
   /** The task's seconds on one worker, predicted by the calibrated cost model: its GEMMs by the
    *  GEMM model at their shapes, its passes over its arrays by the permutation model as the
    *  copies and transposes they resemble. What `tilecc simulate` runs the (T) step with. */

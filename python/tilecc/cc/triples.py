@@ -53,7 +53,7 @@ def _run(kernel: _core.TriplesKernel, context: Context, progress: Progress | Non
         total += kernel.energy_for_step(step, context.runtime)
         if progress is not None:
             progress(step + 1, steps)
-    context.count_triples(kernel.executed_flops, time.perf_counter() - start)
+    context.count_triples(kernel.executed_flops, time.perf_counter() - start, kernel.held_bytes)
     return kernel.scale * total
 
 
