@@ -132,6 +132,13 @@ def test_triples_steps_are_gathered_shared_and_summed():
     assert out.bytes == {"local": 10**6, "intra_node": 0, "inter_node": 10**6}
     for r in out.ranks:  # every worker's time is accounted for
         assert r.compute + r.communication + r.idle == pytest.approx(out.seconds)
+    # 4 ranks in 2 nodes: each node's first rank gathers the node's one copy (a quarter of the
+    # blocks its own, a quarter from its node, half through the network); the others wait.
+    nodes = simulate_triples(w, NET, Ranks(4, 2), 1)
+    assert nodes.bytes == {"local": 5 * 10**5, "intra_node": 5 * 10**5, "inter_node": 10**6}
+    # Then a task of 1 s on each rank, and the 3 s one of the second step; each step's
+    # allreduce over 4 ranks takes 2 steps.
+    assert nodes.seconds == pytest.approx(gather + (1 + 2 * allreduce) + (3 + 2 * allreduce))
     # One rank of 2 workers: largest first, each to the worker free first; nothing moves.
     one = simulate_triples(w, NET, Ranks(1), 2)
     assert one.seconds == pytest.approx(2 + 5)

@@ -1,13 +1,14 @@
-"""The (T) step on P ranks, as tilecc runs it (tilecc.cc.triples): every rank first reads the
-kernel's inputs whole through the distributed store, each block from its hash owner; then the
-steps run one after another. In a step, each rank takes its LPT share of the tasks by the kernel's
+"""The (T) step on P ranks, as tilecc runs it (tilecc.cc.triples): the first rank of each node
+reads the kernel's inputs whole through the distributed store, each block from its hash owner,
+into the arrays its node's ranks share (the others wait for it); then the steps run one after
+another. In a step, each rank takes its LPT share of the tasks by the kernel's
 cost (rank_share), its workers take its tasks largest first, each as soon as it is free, and the
 step ends with an allreduce of one number. A task takes the seconds the kernel predicts for it
 from the calibrated cost model (TriplesKernel.task_seconds), made from the job's spaces alone.
 
 The step is bulk-synchronous, so it is computed step by step rather than event by event. The
 gather is priced as the iteration's transfers are: a latency per get, the bytes over the link,
-and a node's inter-node bytes through its one network interface, which all its ranks share.
+and the node's inter-node bytes through its network interface.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def simulate_triples(work: TriplesWork, platform: Platform, ranks: Ranks, thread
     per-contraction list it leaves empty)."""
     size, per_node = ranks.size, ranks.per_node
     out = Outcome(ranks=[RankTimes() for _ in range(size)])
-    # Each rank gets the blocks it does not own: of P owners, per_node - 1 share its node.
+    # A node's first rank gets the blocks it does not own (of P owners, per_node - 1 share its
+    # node), once for the node.
     intra_share = (per_node - 1) / size
     inter_share = (size - per_node) / size
     intra_bytes = int(work.input_bytes * intra_share)
@@ -93,11 +95,12 @@ def simulate_triples(work: TriplesWork, platform: Platform, ranks: Ranks, thread
     intra_latency, intra_wire = platform.transfer_seconds(intra_bytes, False)
     inter_latency, inter_wire = platform.transfer_seconds(inter_bytes, True)
     gather = work.input_blocks * (intra_share * intra_latency + inter_share * inter_latency)
-    gather += intra_wire + per_node * inter_wire  # the node's interface carries all its ranks'
+    gather += intra_wire + inter_wire
+    nodes = ranks.nodes
     out.bytes = {
-        "local": work.input_bytes,
-        "intra_node": intra_bytes * size,
-        "inter_node": inter_bytes * size,
+        "local": int(work.input_bytes * nodes / size),
+        "intra_node": intra_bytes * nodes,
+        "inter_node": inter_bytes * nodes,
     }
     sync = 0.0
     if size > 1:
