@@ -269,8 +269,10 @@ class Context:
         # Per plan placed, the layouts of the tensors (a, b, c) its placement was computed for.
         self._placed_layouts: dict[int, tuple[int, int, int]] = {}
         self._io_bound_run = 0
-        # Planning (store "none"): how many times each contraction would have run.
+        # Planning (store "none"): how many times each contraction would have run, and the
+        # elements each element-wise operation would have touched, in order.
         self.planned_runs: dict[int, int] = {}
+        self.planned_operations: list[int] = []
         #: The most bytes one batch of the integral transformation held (host/integrals.py).
         self.largest_transform_bytes = 0
         #: The AO integrals the transformation held for its batches (host/integrals.py).
@@ -514,6 +516,11 @@ class Context:
     def submit(self, operation: Callable[[], object], tensors: Iterable[Any]) -> None:
         """Run ``operation`` (which touches ``tensors``) now, or queue it in a deferred block."""
         self._check_thread()
+        tensors = list(tensors)
+        if self.planning:
+            self.planned_operations.append(
+                sum(int(getattr(t, "stored_elements", 0)) for t in tensors)
+            )
         if not self._deferring:
             if not self.planning:
                 operation()

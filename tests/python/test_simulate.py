@@ -15,7 +15,7 @@ import pytest
 
 from tilecc.hypergraph import BlockHypergraph
 from tilecc.placement import Ranks
-from tilecc.simulate import load_platform, predict
+from tilecc.simulate import HostWork, load_platform, predict
 from tilecc.simulate.engine import simulate_iteration
 from tilecc.simulate.platform import Platform
 from tilecc.simulate.triples import TriplesWork, simulate_triples
@@ -100,6 +100,34 @@ def test_workq_workers_hand_their_remote_updates_to_the_courier():
     assert alone.bytes == workq.bytes == {"local": 0, "intra_node": 0, "inter_node": 4000}
 
 
+class _StreamModel:
+    """A cost model whose copy of n elements takes n ns."""
+
+    @staticmethod
+    def permute_seconds(extents: list[int], axes: list[int]) -> float:
+        return extents[0] * 1e-9
+
+
+def test_host_work_is_its_python_and_each_ranks_share_of_the_streams():
+    host = HostWork(0.01, [1000, 2000], _StreamModel())
+    # One rank: the Python, and each operation's elements streamed over the workers.
+    assert host.seconds(NET, Ranks(1), 1) == pytest.approx(0.01 + 3000e-9, rel=1e-12)
+    assert host.seconds(NET, Ranks(1), 2) == pytest.approx(0.01 + 1500e-9, rel=1e-12)
+    # Two ranks in two nodes: half the elements each, and a barrier (2 steps of 1 us) after
+    # each of the two operations.
+    assert host.seconds(NET, Ranks(2), 1) == pytest.approx(0.01 + 1500e-9 + 4e-6, rel=1e-12)
+
+
+def test_a_planning_context_lists_the_element_wise_operations():
+    from tilecc import Context, Space, Tensor
+
+    # u = t + t^T zeroes u, then adds t into it twice (each touching u's 36 elements and t's).
+    ctx = Context(store="none")
+    t, u = (Tensor([Space.spatial(6, tile=3)] * 2, context=ctx) for _ in range(2))
+    u["ij"] = t["ij"] + t["ji"]
+    assert ctx.planned_operations == [36, 72, 72]
+
+
 def test_oversubscribed_nodes_run_tasks_slower():
     w = work([1.0, 1.0], [[], []], [])
     two_cores = Platform("two", 4, 0.0, 1.0, 0.0, 1.0, 0.0, cores_per_node=2)
@@ -158,7 +186,7 @@ def test_a_triples_job_is_simulated_from_its_spaces():
     mol = gto.M(atom=str(WATER), basis="6-31g", symmetry=True, verbose=0)
     mf = scf.RHF(mol).run()
     cc = tilecc.CCSD(mf, frozen=1, threads=1, store="none")
-    _, step = works_of(cc, triples=True)
+    _, step, _ = works_of(cc, triples=True)
     assert step is not None and step.kernel == "ClosedShellTriples"
     out = simulate_triples(step, NET, Ranks(1), 1)
     assert out.seconds == pytest.approx(sum(s.sum() for _, s in step.steps), rel=1e-12)
@@ -181,7 +209,8 @@ def test_simulate_command_reports_a_real_job(tmp_path):
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     result = json.loads(out.read_text())
     assert result["ranks"] == 8 and result["ranks_per_node"] == 4
-    assert result["iteration_seconds"] > 0 and result["triples_seconds"] is None
+    assert result["iteration_seconds"] > result["host_seconds"] > 0
+    assert result["triples_seconds"] is None
     assert [r["rank"] for r in result["decomposition"]] == list(range(8))
     assert set(result["decomposition"][0]) == {
         "rank",

@@ -15,11 +15,13 @@ from typing import Any
 
 from tilecc.placement import Ranks
 from tilecc.simulate.engine import Outcome, simulate_iteration
+from tilecc.simulate.host import HostWork
 from tilecc.simulate.platform import Platform, load_platform
 from tilecc.simulate.triples import TriplesWork, simulate_triples, triples_work
 from tilecc.simulate.work import Work
 
 __all__ = [
+    "HostWork",
     "Platform",
     "Prediction",
     "TriplesWork",
@@ -42,6 +44,8 @@ class Prediction:
     workq: int
     platform: dict[str, Any]
     iteration_seconds: float
+    #: Of the iteration, the Python and element-wise operations between its contractions.
+    host_seconds: float
     one_rank_seconds: float
     speedup: float
     #: The (T) step, None for a method without one.
@@ -57,15 +61,16 @@ class Prediction:
         return asdict(self)
 
 
-def works_of(cc: Any, triples: bool = False) -> tuple[list[Work], TriplesWork | None]:
-    """One iteration of ``cc`` (a solver on a planning context) as simulation work, and with
-    ``triples`` its (T) step."""
+def works_of(cc: Any, triples: bool = False) -> tuple[list[Work], TriplesWork | None, HostWork]:
+    """One iteration of ``cc`` (a solver on a planning context) as simulation work: its
+    contractions, with ``triples`` its (T) step, and what it does between contractions."""
     from tilecc.cc.planning import plan_iteration
 
     problem, amplitudes, runs = plan_iteration(cc)
     planned = {p.id: p for p in cc.context.runtime.contractions() if p.built}
     works = [Work.of_plan(planned[k].plan, n) for k, n in runs.items()]
-    return works, triples_work(cc, problem, amplitudes) if triples else None
+    step = triples_work(cc, problem, amplitudes) if triples else None
+    return works, step, HostWork.of_iteration(cc, problem, amplitudes)
 
 
 def ranks_on(platform: Platform, ranks: int, per_node: int | None) -> Ranks:
@@ -86,10 +91,11 @@ def predict(
     workq: int = 0,
     scaling: list[int] | None = None,
     triples: TriplesWork | None = None,
+    host: HostWork | None = None,
 ) -> Prediction:
     """The iteration (and the (T) step of ``triples``) on ``ranks`` ranks, and on each of
     ``scaling`` (default: the powers of two up to ``ranks`` that fill whole nodes, or one) for
-    the strong-scaling curve."""
+    the strong-scaling curve; with ``host``, the iteration's work between contractions too."""
     shape = ranks_on(platform, ranks, per_node)
     powers = (2**k for k in range(ranks.bit_length()) if 2**k <= ranks)
     points = scaling or sorted(
@@ -101,9 +107,13 @@ def predict(
             works, platform, ranks_on(platform, p, per_node), threads, policy, placement, workq
         )
 
+    def between(p: int) -> float:
+        return host.seconds(platform, ranks_on(platform, p, per_node), threads) if host else 0.0
+
     curve = {p: run(p) for p in points}
     main = curve[ranks] if ranks in curve else run(ranks)
     one = curve[1] if 1 in curve else run(1)
+    iteration, on_one = main.seconds + between(ranks), one.seconds + between(1)
     step = None
     if triples is not None:
         outcomes = {
@@ -125,13 +135,14 @@ def predict(
         placement=placement,
         workq=workq,
         platform=asdict(platform),
-        iteration_seconds=main.seconds,
-        one_rank_seconds=one.seconds,
-        speedup=one.seconds / main.seconds if main.seconds > 0 else float("nan"),
+        iteration_seconds=iteration,
+        host_seconds=between(ranks),
+        one_rank_seconds=on_one,
+        speedup=on_one / iteration if iteration > 0 else float("nan"),
         triples_seconds=None if step is None else outcomes[ranks].seconds,
         decomposition=[{"rank": r, **t.as_dict()} for r, t in enumerate(main.ranks)],
         bytes=main.bytes,
-        scaling=[(p, curve[p].seconds) for p in points],
+        scaling=[(p, curve[p].seconds + between(p)) for p in points],
         contractions=main.per_contraction,
         triples=step,
     )

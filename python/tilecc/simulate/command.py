@@ -40,7 +40,7 @@ def show_simulation(
     platform = load_platform(sim.platform).with_options(
         inter_node_latency_us=sim.latency_us, inter_node_gbps=sim.gbps
     )
-    works, step = works_of(cc, triples)
+    works, step, host = works_of(cc, triples)
     p = predict(
         works,
         platform,
@@ -51,12 +51,14 @@ def show_simulation(
         runtime.placement,
         runtime.workq,
         triples=step,
+        host=host,
     )
     table = Table(title=f"simulated iteration: {p.ranks} ranks x {p.threads} threads on "
                   f"{platform.name}, nodes of {p.ranks_per_node}")  # fmt: skip
     table.add_column("quantity")
     table.add_column("value", justify="right")
     table.add_row("iteration", f"{p.iteration_seconds:.4g} s")
+    table.add_row("  between contractions", f"{p.host_seconds:.4g} s")
     table.add_row("on one rank", f"{p.one_rank_seconds:.4g} s")
     table.add_row("speed-up", f"{p.speedup:.2f}")
     for name in PHASES:

@@ -20,7 +20,8 @@ worker, under the same policy, placement and WorkQ setting as a real run.
   summed their task times (an allreduce of one number per task) and completed their writes (a
   barrier): 2 log2(P) steps of latency each, the allreduce's carrying its bytes too.
 
-Element-wise operations and the Python between contractions are not simulated.
+What an iteration does between its contractions (its Python and element-wise operations) is
+added by the caller (host.py).
 """
 
 from __future__ import annotations
