@@ -116,6 +116,9 @@ def test_host_work_is_its_python_and_each_ranks_share_of_the_streams():
     # Two ranks in two nodes: half the elements each, and a barrier (2 steps of 1 us) after
     # each of the two operations.
     assert host.seconds(NET, Ranks(2), 1) == pytest.approx(0.01 + 1500e-9 + 4e-6, rel=1e-12)
+    # Four ranks on a node of two cores: all of it twice as slow (its barriers cost nothing).
+    two_cores = Platform("two", 4, 0.0, 1.0, 0.0, 1.0, 0.0, cores_per_node=2)
+    assert host.seconds(two_cores, Ranks(4, 4), 1) == pytest.approx(2 * (0.01 + 750e-9))
 
 
 def test_a_planning_context_lists_the_element_wise_operations():

@@ -7,7 +7,8 @@ there (the plans then exist: what it times is the expression layer alone, as eve
 run pays it, and every rank of a distributed run alike). Each element-wise operation streams the
 blocks of the tensors it touches; on P ranks each rank streams its own (owner computes) over its
 workers, priced as a copy of that many elements by the calibrated permutation model, and ends
-with the barrier that makes its writes visible.
+with the barrier that makes its writes visible. Where a node runs more ranks and workers than it
+has cores, all of it slows as the tasks do.
 """
 
 from __future__ import annotations
@@ -53,4 +54,6 @@ class HostWork:
         if ranks.size > 1:
             latency, _ = platform.transfer_seconds(0, ranks.nodes > 1)
             barrier = 2 * math.ceil(math.log2(ranks.size)) * latency
-        return self.python_seconds + streams * slowdown / threads + len(self.elementwise) * barrier
+        # Ranks beyond the node's cores share them: the Python and the streams slow alike.
+        work = (self.python_seconds + streams / threads) * slowdown
+        return work + len(self.elementwise) * barrier
