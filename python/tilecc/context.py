@@ -269,9 +269,11 @@ class Context:
         # Per plan placed, the layouts of the tensors (a, b, c) its placement was computed for.
         self._placed_layouts: dict[int, tuple[int, int, int]] = {}
         self._io_bound_run = 0
-        # Planning (store "none"): how many times each contraction would have run, and the
-        # elements each element-wise operation would have touched, in order.
+        # Planning (store "none"): how many times each contraction would have run, the batches
+        # they would have run in, and the elements each element-wise operation would have
+        # touched, in order.
         self.planned_runs: dict[int, int] = {}
+        self.planned_batches = 0
         self.planned_operations: list[int] = []
         #: The most bytes one batch of the integral transformation held (host/integrals.py).
         self.largest_transform_bytes = 0
@@ -595,6 +597,7 @@ class Context:
         if self.planning:
             for q in batch:
                 self.planned_runs[q.entry.id] = self.planned_runs.get(q.entry.id, 0) + 1
+            self.planned_batches += 1
             return
         if self.placement is not None and mpi.world().size > 1:
             # A placement follows its tensors' blocks: placed again when they live elsewhere

@@ -17,6 +17,7 @@ from tilecc.hypergraph import BlockHypergraph
 from tilecc.placement import Ranks
 from tilecc.simulate import HostWork, load_platform, predict
 from tilecc.simulate.engine import simulate_iteration
+from tilecc.simulate.host import dispatch_overheads
 from tilecc.simulate.platform import Platform
 from tilecc.simulate.triples import TriplesWork, simulate_triples
 from tilecc.simulate.work import Work
@@ -109,16 +110,23 @@ class _StreamModel:
 
 
 def test_host_work_is_its_python_and_each_ranks_share_of_the_streams():
-    host = HostWork(0.01, [1000, 2000], _StreamModel())
+    # 10 ms of Python, two operations (1 us each to dispatch) and three batches (2 us each).
+    host = HostWork(0.01, [1000, 2000], 3, _StreamModel(), dispatch=(1e-6, 2e-6))
+    python = 0.01 + 2e-6 + 6e-6
     # One rank: the Python, and each operation's elements streamed over the workers.
-    assert host.seconds(NET, Ranks(1), 1) == pytest.approx(0.01 + 3000e-9, rel=1e-12)
-    assert host.seconds(NET, Ranks(1), 2) == pytest.approx(0.01 + 1500e-9, rel=1e-12)
+    assert host.seconds(NET, Ranks(1), 1) == pytest.approx(python + 3000e-9, rel=1e-12)
+    assert host.seconds(NET, Ranks(1), 2) == pytest.approx(python + 1500e-9, rel=1e-12)
     # Two ranks in two nodes: half the elements each, and a barrier (2 steps of 1 us) after
     # each of the two operations.
-    assert host.seconds(NET, Ranks(2), 1) == pytest.approx(0.01 + 1500e-9 + 4e-6, rel=1e-12)
+    assert host.seconds(NET, Ranks(2), 1) == pytest.approx(python + 1500e-9 + 4e-6, rel=1e-12)
     # Four ranks on a node of two cores: all of it twice as slow (its barriers cost nothing).
     two_cores = Platform("two", 4, 0.0, 1.0, 0.0, 1.0, 0.0, cores_per_node=2)
-    assert host.seconds(two_cores, Ranks(4, 4), 1) == pytest.approx(2 * (0.01 + 750e-9))
+    assert host.seconds(two_cores, Ranks(4, 4), 1) == pytest.approx(2 * (python + 750e-9))
+
+
+def test_dispatch_overheads_are_measured_and_small():
+    per_op, per_batch = dispatch_overheads(1)
+    assert 0.0 <= per_op < 0.01 and 0.0 <= per_batch < 0.01
 
 
 def test_a_planning_context_lists_the_element_wise_operations():
