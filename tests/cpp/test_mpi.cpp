@@ -158,20 +158,38 @@ TEST(Mpi, PlacedTasksRunOnTheirRanksUnderEveryPolicy) {
                InputError);
 }
 
+// WorkQ on `threads` workers per rank, `depth` tasks ahead, each rank running its LPT share.
+RuntimeOptions workq_options(int threads, int depth) {
+  RuntimeOptions options;
+  options.threads = threads;
+  options.policy = "static-lpt";
+  options.workq_depth = depth;
+  return options;
+}
+
+// Per task of the plan, whether it is this rank's (its LPT share, as static-lpt runs it).
+std::vector<char> this_ranks_tasks(const ContractionPlan& plan) {
+  std::vector<char> mine(plan.tasks().size(), 0);
+  for (const task_id_t task : rank_share(plan.modelled_seconds(), *world()))
+    mine[static_cast<std::size_t>(task)] = 1;
+  return mine;
+}
+
+// Bytes a store's counter saw move between ranks (within a node or between nodes).
+std::int64_t between_ranks(const TransferCounter& counter) {
+  const auto totals = counter.totals();
+  return totals.bytes[static_cast<std::size_t>(Transfer::intra_node)] +
+         totals.bytes[static_cast<std::size_t>(Transfer::inter_node)];
+}
+
 TEST(Mpi, WorkqFetchesEachRemoteBlockOnceAndGivesTheSameResult) {
   const Ladder ladder;
   for (const int threads : {1, 2}) {
     SCOPED_TRACE(threads);
-    RuntimeOptions options;
-    options.threads = threads;
-    options.policy = "static-lpt";
-    options.workq_depth = 3;
-    DistributedLadder job(ladder, options);
+    DistributedLadder job(ladder, workq_options(threads, 3));
     const ContractionPlan& plan = job.planned->plan();
-    // This rank's tasks (LPT over the ranks) and the distinct remote blocks they read.
-    const std::vector<task_id_t> mine = rank_share(plan.modelled_seconds(), *world());
-    std::vector<char> in_share(plan.tasks().size(), 0);
-    for (const task_id_t task : mine) in_share[static_cast<std::size_t>(task)] = 1;
+    // This rank's tasks and the distinct remote blocks they read.
+    const std::vector<char> in_share = this_ranks_tasks(plan);
     std::set<std::pair<int, slot_t>> remote;
     const auto& t_store = dynamic_cast<const MpiStore&>(job.t.store());
     const auto& w_store = dynamic_cast<const MpiStore&>(job.w.store());
@@ -187,12 +205,8 @@ TEST(Mpi, WorkqFetchesEachRemoteBlockOnceAndGivesTheSameResult) {
     job.t.store().transfers().reset();
     job.w.store().transfers().reset();
     job.run();
-    std::int64_t fetched = 0;
-    for (const BlockStore* store : {&job.t.store(), &job.w.store()}) {
-      const auto totals = store->transfers().totals();
-      fetched += totals.bytes[static_cast<std::size_t>(Transfer::intra_node)] +
-                 totals.bytes[static_cast<std::size_t>(Transfer::inter_node)];
-    }
+    const std::int64_t fetched =
+        between_ranks(job.t.store().transfers()) + between_ranks(job.w.store().transfers());
     EXPECT_EQ(fetched, expected_bytes);  // each remote block once: the courier's, kept for the run
     job.expect_result(ladder);
   }
@@ -202,17 +216,11 @@ TEST(Mpi, WorkqWorkersHandTheirRemoteUpdatesToTheCourier) {
   const Ladder ladder;
   for (const int threads : {1, 2}) {
     SCOPED_TRACE(threads);
-    RuntimeOptions options;
-    options.threads = threads;
-    options.policy = "static-lpt";
-    options.workq_depth = 2;
-    DistributedLadder job(ladder, options);
+    DistributedLadder job(ladder, workq_options(threads, 2));
     const ContractionPlan& plan = job.planned->plan();
     // Q2: every update of a block another rank owns, by the rank's tasks, goes through the
     // courier; the rank's own blocks are updated by the workers.
-    const std::vector<task_id_t> mine = rank_share(plan.modelled_seconds(), *world());
-    std::vector<char> in_share(plan.tasks().size(), 0);
-    for (const task_id_t task : mine) in_share[static_cast<std::size_t>(task)] = 1;
+    const std::vector<char> in_share = this_ranks_tasks(plan);
     const auto& c_store = dynamic_cast<const MpiStore&>(job.c.store());
     std::int64_t remote_updates = 0, remote_bytes = 0;
     for_each_task_block(plan, [&](task_id_t task, TaskBlockHypergraph::Tensor tensor, slot_t s) {
@@ -222,15 +230,12 @@ TEST(Mpi, WorkqWorkersHandTheirRemoteUpdatesToTheCourier) {
         remote_bytes += ladder.oovv->block_size(s) * 8;
       }
     });
-    ASSERT_GT(world()->sum(static_cast<double>(remote_updates)),
-              0.0);  // the case is one that sends updates
+    // The case is one that sends updates.
+    ASSERT_GT(world()->sum(static_cast<double>(remote_updates)), 0.0);
     job.c.store().transfers().reset();
     const BatchRun run = job.run();
     EXPECT_EQ(run.run.posted_updates, remote_updates);
-    const auto written = job.c.store().transfers().totals();
-    EXPECT_EQ(written.bytes[static_cast<std::size_t>(Transfer::intra_node)] +
-                  written.bytes[static_cast<std::size_t>(Transfer::inter_node)],
-              remote_bytes);
+    EXPECT_EQ(between_ranks(job.c.store().transfers()), remote_bytes);
     job.expect_result(ladder);
   }
 }
