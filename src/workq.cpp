@@ -21,7 +21,7 @@ namespace {
 // which the courier takes all at once.
 class Queue final : public SchedulePolicy, public Outbox {
  public:
-  Queue(task_id_t tasks, int depth) : tasks_(tasks), depth_(depth) {}
+  explicit Queue(int depth) : depth_(depth) {}
 
   void start(const TaskPool& /*pool*/, int workers) override {
     taken_.assign(static_cast<std::size_t>(workers), 0);
@@ -97,7 +97,6 @@ class Queue final : public SchedulePolicy, public Outbox {
   std::int64_t posted() const { return posted_count_; }
 
  private:
-  task_id_t tasks_;
   int depth_;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -122,7 +121,7 @@ RunStats run_workq(Executor& executor, const TaskPool& pool, const Executor::Bod
   TILECC_CHECK(courier.depth >= 1, "WorkQ's courier must fetch at least one task ahead, not ",
                courier.depth, ".");
   const auto tasks = static_cast<task_id_t>(pool.costs.size());
-  Queue queue(tasks, courier.depth);
+  Queue queue(courier.depth);
   std::vector<task_id_t> order(static_cast<std::size_t>(tasks));
   std::iota(order.begin(), order.end(), task_id_t{0});
   std::exception_ptr error;

@@ -171,8 +171,9 @@ class BlockStore {
   /** The rank each block lives on, by slot; empty for a store of one process. */
   virtual std::vector<int> owners() const { return {}; }
   /** A store of the same blocks with block s on rank owners[s], its values moved there
-   *  (collective, after complete_writes()); null for a store of one process, whose blocks have no
-   *  owners to change. */
+   *  (collective, after complete_writes(); both layouts are held, against the memory budget,
+   *  until this one is let go); null for a store of one process, whose blocks have no owners to
+   *  change. */
   virtual std::unique_ptr<BlockStore> redistributed(std::span<const int> owners) const {
     (void)owners;
     return nullptr;
