@@ -128,6 +128,17 @@ void Communicator::free_retired() {
 
 void Communicator::barrier() const { MPI_Barrier(comm_); }
 
+void Communicator::synchronise() {
+  int pending = 0;
+  {
+    std::lock_guard lock(retired_mutex_);
+    pending = retired_.empty() ? 0 : 1;
+  }
+  // An allreduce returns on no rank before every rank has entered it: a barrier.
+  MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_INT, MPI_MAX, comm_);
+  if (pending != 0) free_retired();
+}
+
 void Communicator::sum(std::span<double> values) const {
   MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
                 comm_);

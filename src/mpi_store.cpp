@@ -244,9 +244,8 @@ void MpiStore::send_posted(std::span<PostedUpdate> updates) {
 
 void MpiStore::complete_writes() {
   MPI_Win_flush_all(win_);  // this rank's updates are done at their targets
-  comm_->barrier();         // and so are every other rank's
+  comm_->synchronise();     // and so are every other rank's (retired windows freed there too)
   MPI_Win_sync(win_);       // this rank's loads see them
-  comm_->free_retired();    // a synchronisation every rank reaches: windows all have retired go
 }
 
 std::unique_ptr<BlockStore> MpiStore::redistributed(std::span<const int> owners) const {

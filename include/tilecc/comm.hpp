@@ -68,6 +68,9 @@ class Communicator {
   void retire(std::int64_t id, MPI_Win window);
   /** Frees, in the order they were made, the windows every rank has retired. Collective. */
   void free_retired();
+  /** A barrier that also frees the retired windows when any rank has some (free_retired): one
+   *  allreduce when none has, where a barrier and free_retired's two would be three. */
+  void synchronise();
 
   void barrier() const;
   /** Element-wise sum over the ranks, in place. */
