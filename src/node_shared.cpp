@@ -38,11 +38,17 @@ bool NodeShared::writes_on(const Communicator* comm) {
   return node_rank == 0;
 }
 
-void NodeShared::publish() {
-  if (win_ == MPI_WIN_NULL) return;
-  MPI_Win_sync(win_);
-  MPI_Barrier(comm_->node_comm());
-  MPI_Win_sync(win_);
+void NodeShared::publish(std::initializer_list<NodeShared*> arrays) {
+  const Communicator* comm = nullptr;
+  for (NodeShared* a : arrays)
+    if (a->win_ != MPI_WIN_NULL) {
+      MPI_Win_sync(a->win_);
+      comm = a->comm_.get();
+    }
+  if (comm == nullptr) return;  // arrays of one process
+  MPI_Barrier(comm->node_comm());
+  for (NodeShared* a : arrays)
+    if (a->win_ != MPI_WIN_NULL) MPI_Win_sync(a->win_);
 }
 
 void NodeShared::release() {

@@ -63,14 +63,8 @@ def run(sizes: list[int], tile: int, node_grid: tuple[int, ...] | None) -> dict[
     h = BlockHypergraph.of_plan(planned.plan)
     by_role = {"a": a.owners, "b": b.owners, "c": c.owners}
     owners = np.array([by_role[role][slot] for role, slot in h.nets])
-    operands = BlockHypergraph(
-        h.task_weights,
-        h.nets,
-        h.net_bytes,
-        [pins if not h.written(e) else pins[:0] for e, pins in enumerate(h.pins)],
-    )
-    model = traffic(operands, Placement("owner", np.asarray(planned.schedule.placement), owners),
-                    ranks)  # fmt: skip
+    placement = Placement("owner", np.asarray(planned.schedule.placement), owners)
+    model = traffic(h.operands(), placement, ranks)
     error = float(np.abs(c.to_dense() - a.to_dense() @ b.to_dense()).max())
     return {
         "inter_node": sum(mpi.gather(inter)),

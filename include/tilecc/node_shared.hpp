@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -39,9 +40,9 @@ class NodeShared {
   std::int64_t held_bytes() const {
     return writer_ ? static_cast<std::int64_t>(size_ * sizeof(double)) : 0;
   }
-  /** Once the writer has written it: every rank of the node sees what it wrote (a barrier of the
-   *  node's ranks, which all call it). */
-  void publish();
+  /** Once their writer has written them: every rank of the node sees what it wrote (one barrier
+   *  of the node's ranks, which all call it with the same arrays). */
+  static void publish(std::initializer_list<NodeShared*> arrays);
 
  private:
   void release();

@@ -520,9 +520,7 @@ class Context:
         self._check_thread()
         tensors = list(tensors)
         if self.planning:
-            self.planned_operations.append(
-                sum(int(getattr(t, "stored_elements", 0)) for t in tensors)
-            )
+            self.planned_operations.append(sum(t.stored_elements for t in tensors))
         if not self._deferring:
             if not self.planning:
                 operation()

@@ -114,21 +114,36 @@ def choose_node_grid(
     return best if move < stay else NodeGrid(default, inter_node_volume(grid, default, words))
 
 
+def grid_rank(position: Sequence[int], grid: Sequence[int], node_grid: Sequence[int]) -> int:
+    """The rank at a grid position when each node (of m_1···m_d consecutive ranks) holds an
+    m_1 × … × m_d box of the grid: nodes, and ranks within a node, numbered with the first
+    dimension fastest. With the default node grid it is the node-oblivious numbering.
+
+    >>> [grid_rank((i, j), (2, 2), (2, 1)) for j in range(2) for i in range(2)]
+    [0, 1, 2, 3]
+    >>> [grid_rank((i, j), (2, 2), (1, 2)) for j in range(2) for i in range(2)]
+    [0, 2, 1, 3]
+    """
+    node = local = 0
+    node_stride = local_stride = 1
+    for c, p, m in zip(position, grid, node_grid, strict=True):
+        node += (c // m) * node_stride
+        node_stride *= p // m
+        local += (c % m) * local_stride
+        local_stride *= m
+    return node * math.prod(node_grid) + local
+
+
 def _mapping(grid: Sequence[int], node_grid: Sequence[int]) -> list[int]:
     """The node of each rank of the grid (ranks numbered with the first dimension fastest) when
     nodes are boxes of node_grid, numbered with the first dimension fastest too."""
-    nodes_per_dim = [p // m for p, m in zip(grid, node_grid, strict=True)]
     node_of = []
     for rank in range(math.prod(grid)):
         coords, r = [], rank
         for p in grid:
             coords.append(r % p)
             r //= p
-        node, stride = 0, 1
-        for c, m, n in zip(coords, node_grid, nodes_per_dim, strict=True):
-            node += (c // m) * stride
-            stride *= n
-        node_of.append(node)
+        node_of.append(grid_rank(coords, grid, node_grid) // math.prod(node_grid))
     return node_of
 
 
@@ -176,26 +191,6 @@ def processor_grid(m: int, n: int, k: int, ranks: int) -> tuple[int, int, int]:
         grids,
         key=lambda g: sum(w * (p - 1) for w, p in zip(matmul_words(m, n, k, g), g, strict=True)),
     )
-
-
-def grid_rank(position: Sequence[int], grid: Sequence[int], node_grid: Sequence[int]) -> int:
-    """The rank at a grid position when each node (of m_1···m_d consecutive ranks) holds an
-    m_1 × … × m_d box of the grid: nodes, and ranks within a node, numbered with the first
-    dimension fastest. With the default node grid it is the node-oblivious numbering.
-
-    >>> [grid_rank((i, j), (2, 2), (2, 1)) for j in range(2) for i in range(2)]
-    [0, 1, 2, 3]
-    >>> [grid_rank((i, j), (2, 2), (1, 2)) for j in range(2) for i in range(2)]
-    [0, 2, 1, 3]
-    """
-    node = local = 0
-    node_stride = local_stride = 1
-    for c, p, m in zip(position, grid, node_grid, strict=True):
-        node += (c // m) * node_stride
-        node_stride *= p // m
-        local += (c % m) * local_stride
-        local_stride *= m
-    return node * math.prod(node_grid) + local
 
 
 def grid_owners(

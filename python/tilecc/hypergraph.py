@@ -51,6 +51,12 @@ class BlockHypergraph:
                 touched[t].append(e)
         return touched
 
+    def operands(self) -> BlockHypergraph:
+        """The same hypergraph with its output blocks touched by no task: what the tasks get
+        (the outputs' traffic is accumulates, not gets)."""
+        pins = [pins[:0] if self.written(e) else pins for e, pins in enumerate(self.pins)]
+        return BlockHypergraph(self.task_weights, self.nets, self.net_bytes, pins)
+
     def restricted(self, tasks: list[int]) -> BlockHypergraph:
         """The hypergraph of some of the tasks, numbered 0.. in the order given; the nets keep
         their numbers (a net no kept task touches has no pins)."""

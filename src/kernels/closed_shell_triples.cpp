@@ -144,14 +144,12 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
   ovov_ = detail::read_dense_on_node(*in.ovov, comm);
-  for (NodeShared* array : {&x_, &t2_, &tm_, &iajm_, &ovov_}) array->publish();
+  NodeShared::publish({&x_, &t2_, &tm_, &iajm_, &ovov_});
   has_inputs_ = true;
 }
 
 std::int64_t ClosedShellTriples::held_bytes() const {
-  std::int64_t bytes = bytes_of({&t1_, &fov_, &eo_, &ev_});
-  for (const NodeShared* array : {&x_, &t2_, &tm_, &iajm_, &ovov_}) bytes += array->held_bytes();
-  return bytes;
+  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&x_, &t2_, &tm_, &iajm_, &ovov_});
 }
 
 extent_t ClosedShellTriples::scratch_doubles() const {

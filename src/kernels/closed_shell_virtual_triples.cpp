@@ -269,16 +269,13 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
       t1_[u(a * no + i)] = t1[u(i * nv + a)];
       fov_[u(a * no + i)] = fov[u(i * nv + a)];
     }
-  for (NodeShared* array : {&pxfy_, &t2f_, &t2m_yz_, &t2m_zy_, &ovoo_, &ovov_, &t2_})
-    array->publish();
+  NodeShared::publish({&pxfy_, &t2f_, &t2m_yz_, &t2m_zy_, &ovoo_, &ovov_, &t2_});
   has_inputs_ = true;
 }
 
 std::int64_t ClosedShellVirtualTriples::held_bytes() const {
-  std::int64_t bytes = bytes_of({&t1_, &fov_, &eo_, &ev_});
-  for (const NodeShared* array : {&pxfy_, &t2f_, &t2m_yz_, &t2m_zy_, &ovoo_, &ovov_, &t2_})
-    bytes += array->held_bytes();
-  return bytes;
+  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_},
+                             {&pxfy_, &t2f_, &t2m_yz_, &t2m_zy_, &ovoo_, &ovov_, &t2_});
 }
 
 extent_t ClosedShellVirtualTriples::tasks(extent_t step) const {

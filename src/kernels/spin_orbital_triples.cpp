@@ -132,14 +132,12 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
   oovv_ = detail::read_dense_on_node(*in.oovv, comm);
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
-  for (NodeShared* array : {&x_, &tm_, &t2_, &ooov_, &oovv_}) array->publish();
+  NodeShared::publish({&x_, &tm_, &t2_, &ooov_, &oovv_});
   has_inputs_ = true;
 }
 
 std::int64_t SpinOrbitalTriples::held_bytes() const {
-  std::int64_t bytes = bytes_of({&t1_, &fov_, &eo_, &ev_});
-  for (const NodeShared* array : {&x_, &tm_, &t2_, &ooov_, &oovv_}) bytes += array->held_bytes();
-  return bytes;
+  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&x_, &tm_, &t2_, &ooov_, &oovv_});
 }
 
 extent_t SpinOrbitalTriples::scratch_doubles() const {

@@ -45,13 +45,7 @@ def main(placement_name: str) -> None:
     owners = hash_owners(h, ranks)
     placement = Placement(placement_name, np.asarray(planned.schedule.placement), owners)
     # The model's moved bytes of the operands alone (the output's are accumulates, not gets).
-    operands = BlockHypergraph(
-        h.task_weights,
-        h.nets,
-        h.net_bytes,
-        [pins if not h.written(e) else pins[:0] for e, pins in enumerate(h.pins)],
-    )
-    model = traffic(operands, placement, ranks)
+    model = traffic(h.operands(), placement, ranks)
     error = float(
         np.abs(r2.to_dense() - np.einsum("ijcd,abcd->ijab", t2.to_dense(), w.to_dense())).max()
     )

@@ -125,8 +125,10 @@ def test_host_work_is_its_python_and_each_ranks_share_of_the_streams():
 
 
 def test_dispatch_overheads_are_measured_and_small():
+    # A run's batch calls the engine, which a planning pass does not; an element-wise
+    # operation on 4 x 4 tensors dispatches far less than that.
     per_op, per_batch = dispatch_overheads(1)
-    assert 0.0 <= per_op < 0.01 and 0.0 <= per_batch < 0.01
+    assert 0.0 < per_batch < 0.01 and 0.0 <= per_op < per_batch
 
 
 def test_a_planning_context_lists_the_element_wise_operations():

@@ -23,6 +23,7 @@
 
 #include "tilecc/cost.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/node_shared.hpp"
 #include "tilecc/types.hpp"
 
 namespace tilecc::kernels {
@@ -47,10 +48,13 @@ inline std::array<extent_t, 2> occupied_pair(extent_t occupied, extent_t i, exte
   return {};
 }
 
-/** Bytes of these arrays. */
-inline std::int64_t bytes_of(std::initializer_list<const std::vector<double>*> arrays) {
+/** Bytes a kernel holds in this process: its own arrays, and what it holds of those its node
+ *  shares. */
+inline std::int64_t held_bytes(std::initializer_list<const std::vector<double>*> own,
+                               std::initializer_list<const NodeShared*> shared) {
   std::int64_t bytes = 0;
-  for (const std::vector<double>* a : arrays) bytes += static_cast<std::int64_t>(a->size() * 8);
+  for (const std::vector<double>* a : own) bytes += static_cast<std::int64_t>(a->size() * 8);
+  for (const NodeShared* a : shared) bytes += a->held_bytes();
   return bytes;
 }
 

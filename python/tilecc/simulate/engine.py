@@ -255,11 +255,19 @@ def _contraction(
     return env.now + sync, times, moved
 
 
-def _synchronisation(platform: Platform, ranks: Ranks, allreduce_bytes: int) -> float:
-    """Seconds of the allreduce of the task times and the barrier that end a contraction on
-    several ranks (recursive doubling: log2(P) steps each way)."""
+def collective_seconds(platform: Platform, ranks: Ranks, nbytes: int) -> float:
+    """Seconds of an allreduce of ``nbytes`` over the ranks (a barrier: 0 bytes), by recursive
+    doubling: log2(P) steps each way; none on one rank."""
     if ranks.size == 1:
         return 0.0
     steps = 2 * math.ceil(math.log2(ranks.size))
-    latency, wire = platform.transfer_seconds(allreduce_bytes, ranks.nodes > 1)
-    return steps * (latency + wire) + steps * latency
+    latency, wire = platform.transfer_seconds(nbytes, ranks.nodes > 1)
+    return steps * (latency + wire)
+
+
+def _synchronisation(platform: Platform, ranks: Ranks, allreduce_bytes: int) -> float:
+    """Seconds of the allreduce of the task times and the barrier that end a contraction on
+    several ranks."""
+    return collective_seconds(platform, ranks, allreduce_bytes) + collective_seconds(
+        platform, ranks, 0
+    )

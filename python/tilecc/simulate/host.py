@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilecc.placement import Ranks
+from tilecc.simulate.engine import collective_seconds
 from tilecc.simulate.platform import Platform
 
 
@@ -94,9 +95,5 @@ class HostWork:
         )
         per_op, per_batch = self.dispatch or dispatch_overheads(threads)
         dispatch = len(self.elementwise) * per_op + self.batches * per_batch
-        barrier = 0.0
-        if ranks.size > 1:
-            latency, _ = platform.transfer_seconds(0, ranks.nodes > 1)
-            barrier = 2 * math.ceil(math.log2(ranks.size)) * latency
         work = (self.python_seconds + dispatch + streams / threads) * slowdown
-        return work + len(self.elementwise) * barrier
+        return work + len(self.elementwise) * collective_seconds(platform, ranks, 0)
