@@ -16,7 +16,7 @@ double triples_step(const kernels::TriplesKernel& kernel, extent_t step, Executo
   std::vector<double> partial(static_cast<std::size_t>(executor.threads()), 0.0);
   const Executor::Body body = [&](task_id_t t, int worker) {
     double* scratch = executor.workspace(worker).a.get(kernel.scratch_doubles());
-    partial[static_cast<std::size_t>(worker)] += kernel.energy(step, t, scratch);
+    partial[static_cast<std::size_t>(worker)] += kernel.energy(step, t, scratch, worker);
   };
   const bool distributed = comm != nullptr && comm->size() > 1;
   if (distributed)

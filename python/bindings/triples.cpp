@@ -42,6 +42,8 @@ void bind_triples(nb::module_& m) {
       .def_prop_ro("held_bytes", &kernels::TriplesKernel::held_bytes,
                    "Bytes of repacked inputs this process holds (a node's shared arrays count on "
                    "its first rank).")
+      .def_prop_ro("fetched_bytes", &kernels::TriplesKernel::fetched_bytes,
+                   "Bytes this process got from the input slices other nodes hold.")
       .def_prop_ro("scale", &kernels::TriplesKernel::scale)
       .def_prop_ro("executed_flops", &triples_flops,
                    "Flops the kernel's GEMMs execute over every triple the step runs.")

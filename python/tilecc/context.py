@@ -75,6 +75,8 @@ class ContextStats:
     triples_seconds: float = 0.0
     #: The most bytes of repacked inputs a (T) kernel held in this process.
     triples_input_bytes: int = 0
+    #: Bytes (T) kernels got from the slices of their inputs other nodes hold.
+    triples_fetched_bytes: int = 0
 
 
 @dataclass
@@ -309,14 +311,18 @@ class Context:
             triples_flops=self._triples.triples_flops,
             triples_seconds=self._triples.triples_seconds,
             triples_input_bytes=self._triples.triples_input_bytes,
+            triples_fetched_bytes=self._triples.triples_fetched_bytes,
         )
 
-    def count_triples(self, flops: float, seconds: float, held_bytes: int = 0) -> None:
-        """Add a (T) step's executed flops and wall time to the statistics, and the bytes of
-        repacked inputs its kernel held in this process."""
+    def count_triples(
+        self, flops: float, seconds: float, held_bytes: int = 0, fetched_bytes: int = 0
+    ) -> None:
+        """Add a (T) step's executed flops and wall time to the statistics, the bytes of
+        repacked inputs its kernel held in this process, and those it got from other nodes."""
         self._triples.triples_flops += flops
         self._triples.triples_seconds += seconds
         self._triples.triples_input_bytes = max(self._triples.triples_input_bytes, held_bytes)
+        self._triples.triples_fetched_bytes += fetched_bytes
 
     @property
     def cost_model(self) -> Any:

@@ -294,8 +294,10 @@ def per_rank(ctx: Context) -> dict[str, Any]:
         "rank": mpi.world().rank,
         "communication": moved,
         "peak_rss_bytes": peak_rss_bytes(),
-        # The (T) kernel's repacked inputs: held once per node, by its first rank.
+        # The (T) kernel's repacked inputs: held once per node, by its first rank, those indexed
+        # by an occupied orbital spread over the nodes; and what its tasks got of those.
         "triples_input_bytes": int(ctx.stats.triples_input_bytes),
+        "triples_fetched_bytes": int(ctx.stats.triples_fetched_bytes),
     }
     ranks = mpi.gather(mine)
     totals: dict[str, Any] = {key: sum(r["communication"][key] for r in ranks) for key in moved}

@@ -76,44 +76,49 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
     : ClosedShellTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
   in.check();
   const extent_t no = no_, nv = nv_, nv2 = nv * nv;
-  // The repacked inputs are held once per node: its first rank reads and writes them.
+  // The repacked inputs are held once per node: its first rank reads and writes them; the
+  // (pa|fb), o v^3 of them, spread over the nodes, a slice per p.
   const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
   const bool writes = NodeShared::writes_on(comm.get());
 
   // (pa|fb) as one [(a, b)][f] matrix per (p, gab), f in irrep(p) ^ gab.
   x_off_.resize(u(no));
-  extent_t total = 0;
+  std::vector<std::size_t> slice(u(no), 0);
   for (extent_t p = 0; p < no; ++p)
     for (int gab = 0; gab < irreps; ++gab) {
-      x_off_[u(p)][u(gab)] = total;
-      total += group_rows_[u(gab)] * vir_n_[u(occ_irrep_[u(p)] ^ gab)];
+      x_off_[u(p)][u(gab)] = static_cast<extent_t>(slice[u(p)]);
+      slice[u(p)] += u(group_rows_[u(gab)] * vir_n_[u(occ_irrep_[u(p)] ^ gab)]);
     }
-  x_ = NodeShared(u(total), comm);
+  x_ = NodeSlices(slice, comm);
+  const auto held = [&](extent_t p) { return x_.held(u(p)); };
   if (writes)
-    detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
-      for (extent_t p = p0; p < p0 + np; ++p)
-        for (int gab = 0; gab < irreps; ++gab) {
-          const int gf = occ_irrep_[u(p)] ^ gab;
-          const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
-          double* dst = x_.data() + x_off_[u(p)][u(gab)];
-          for (int ga = 0; ga < irreps; ++ga) {
-            const int gb = ga ^ gab;
-            const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)];
-            for (extent_t a = 0; a < na; ++a)
-              for (extent_t b = 0; b < nb; ++b) {
-                double* row = dst + (row_off_[u(gab)][u(ga)] + a * nb + b) * nf;
-                const double* src =
-                    slab + ((p - p0) * nv + vir_off_[u(ga)] + a) * nv2 + vir_off_[u(gb)] + b;
-                for (extent_t f = 0; f < nf; ++f) row[f] = src[(f0 + f) * nv];
+    detail::for_each_first_tile(
+        *in.ovvv,
+        [&](extent_t p0, extent_t np, const double* slab) {
+          for (extent_t p = p0; p < p0 + np; ++p)
+            for (int gab = 0; gab < irreps && held(p); ++gab) {
+              const int gf = occ_irrep_[u(p)] ^ gab;
+              const extent_t nf = vir_n_[u(gf)], f0 = vir_off_[u(gf)];
+              double* dst = x_.writable(u(p)) + x_off_[u(p)][u(gab)];
+              for (int ga = 0; ga < irreps; ++ga) {
+                const int gb = ga ^ gab;
+                const extent_t na = vir_n_[u(ga)], nb = vir_n_[u(gb)];
+                for (extent_t a = 0; a < na; ++a)
+                  for (extent_t b = 0; b < nb; ++b) {
+                    double* row = dst + (row_off_[u(gab)][u(ga)] + a * nb + b) * nf;
+                    const double* src =
+                        slab + ((p - p0) * nv + vir_off_[u(ga)] + a) * nv2 + vir_off_[u(gb)] + b;
+                    for (extent_t f = 0; f < nf; ++f) row[f] = src[(f0 + f) * nv];
+                  }
               }
-          }
-        }
-    });
+            }
+        },
+        held);
   t2_ = detail::read_dense_on_node(*in.t2, comm);
 
   // t_mr^bc as one [m][b][c] matrix per (r, gb, gc), m in irrep(r) ^ gb ^ gc.
   tm_off_.resize(u(no));
-  total = 0;
+  extent_t total = 0;
   for (extent_t r = 0; r < no; ++r)
     for (int gb = 0; gb < irreps; ++gb)
       for (int gc = 0; gc < irreps; ++gc) {
@@ -144,16 +149,19 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
   ovov_ = detail::read_dense_on_node(*in.ovov, comm);
-  NodeShared::publish({&x_, &t2_, &tm_, &iajm_, &ovov_});
+  NodeShared::publish({&t2_, &tm_, &iajm_, &ovov_});
+  x_.publish();
   has_inputs_ = true;
 }
 
 std::int64_t ClosedShellTriples::held_bytes() const {
-  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&x_, &t2_, &tm_, &iajm_, &ovov_});
+  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&t2_, &tm_, &iajm_, &ovov_}, {&x_});
 }
 
+std::int64_t ClosedShellTriples::fetched_bytes() const { return x_.fetched_bytes(); }
+
 extent_t ClosedShellTriples::scratch_doubles() const {
-  return 8 * *std::max_element(size_.begin(), size_.end());
+  return 8 * *std::max_element(size_.begin(), size_.end());  // the six W0, W and X
 }
 
 double ClosedShellTriples::cost(extent_t i, extent_t task) const {
@@ -238,7 +246,8 @@ void ClosedShellTriples::permuted_sum(int g, double* dst, const std::array<Term,
 }
 
 // w0 = sum_f (pa|fb) t_rq^cf - sum_m (pa|mq) t_mr^bc over the non-zero blocks of symmetry g.
-void ClosedShellTriples::connected(int g, extent_t p, extent_t q, extent_t r, double* w0) const {
+void ClosedShellTriples::connected(int g, extent_t p, const double* x, extent_t q, extent_t r,
+                                   double* w0) const {
   const extent_t no = no_, nv = nv_;
   const int gp = occ_irrep_[u(p)], gq = occ_irrep_[u(q)];
   for (int gab = 0; gab < irreps; ++gab) {
@@ -249,7 +258,7 @@ void ClosedShellTriples::connected(int g, extent_t p, extent_t q, extent_t r, do
     if (nf == 0)
       std::fill(out, out + rows * nc, 0.0);
     else if (rows > 0 && nc > 0)
-      blas::gemm(false, true, rows, nc, nf, 1.0, x_.data() + x_off_[u(p)][u(gab)], nf,
+      blas::gemm(false, true, rows, nc, nf, 1.0, x + x_off_[u(p)][u(gab)], nf,
                  t2_.data() + (r * no + q) * nv * nv + vir_off_[u(gc)] * nv + vir_off_[u(gf)], nv,
                  0.0, out, nc);
   }
@@ -307,7 +316,7 @@ void ClosedShellTriples::add_disconnected(int g, const std::array<extent_t, 3>& 
   });
 }
 
-double ClosedShellTriples::energy(extent_t i, extent_t task, double* scratch) const {
+double ClosedShellTriples::energy(extent_t i, extent_t task, double* scratch, int worker) const {
   detail::check_inputs(has_inputs_, "closed-shell");
   const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, false);
   const extent_t j = jk[0], k = jk[1];
@@ -318,12 +327,15 @@ double ClosedShellTriples::energy(extent_t i, extent_t task, double* scratch) co
   for (std::size_t s = 0; s < 6; ++s) w0[s] = scratch + static_cast<extent_t>(s) * size;
   double* w = scratch + 6 * size;
   double* x = scratch + 7 * size;
+  // The triple's slices of (pa|fb), in place or got from the nodes that hold them.
+  std::array<const double*, 3> slices{};
+  for (std::size_t t = 0; t < 3; ++t) slices[t] = x_.read(u(occ[t]), worker);
 
   // W = S[W0_s], then X = W + V/2.
   std::array<Term, 6> sum{};
   for (std::size_t s = 0; s < 6; ++s) {
     const Perm& order = orderings[s];
-    connected(g, occ[u(order[0])], occ[u(order[1])], occ[u(order[2])], w0[s]);
+    connected(g, occ[u(order[0])], slices[u(order[0])], occ[u(order[1])], occ[u(order[2])], w0[s]);
     sum[s] = {w0[s], inverse(order), 1.0};
   }
   permuted_sum(g, w, sum);

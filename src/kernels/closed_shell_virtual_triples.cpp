@@ -533,7 +533,8 @@ double ClosedShellVirtualTriples::weighted_sum(int g, const std::array<extent_t,
   return sum;
 }
 
-double ClosedShellVirtualTriples::energy(extent_t step, extent_t task, double* scratch) const {
+double ClosedShellVirtualTriples::energy(extent_t step, extent_t task, double* scratch,
+                                         int /*worker: nothing kept per worker*/) const {
   detail::check_inputs(has_inputs_, "closed-shell");
   const auto ab = pair(step, task);
   const extent_t a = ab[0], b = ab[1];

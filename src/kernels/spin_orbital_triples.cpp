@@ -83,27 +83,30 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
   detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
   detail::check_spaces(in.fov, "f_ov", {&o, &v});
   const extent_t no = no_, nv = nv_;
-  // The repacked inputs are held once per node: its first rank reads and writes them.
+  // The repacked inputs are held once per node: its first rank reads and writes them; those
+  // indexed by an occupied p (<pe||bc>, o v^3 of them, and t_pm^bc) spread over the nodes, a
+  // slice per p.
   const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
   const bool writes = NodeShared::writes_on(comm.get());
   // One [e or m][(b, c)] matrix per (p, gbc), the e or m of the label completing p to gbc, from a
   // dense [p][e or m][b][c] source.
-  auto pack = [&](NodeShared& dst, std::vector<std::array<extent_t, pair_labels>>& at,
+  auto pack = [&](NodeSlices& dst, std::vector<std::array<extent_t, pair_labels>>& at,
                   const Ranges& row_off, const Ranges& row_n, auto&& for_each_slab) {
     at.resize(u(no));
-    extent_t total = 0;
+    std::vector<std::size_t> slice(u(no), 0);
     for (extent_t p = 0; p < no; ++p)
       for (int gbc = 0; gbc < pair_labels; ++gbc) {
-        at[u(p)][u(gbc)] = total;
+        at[u(p)][u(gbc)] = static_cast<extent_t>(slice[u(p)]);
         const int le = remainder(gbc, occ_label_[u(p)], 1);
-        if (le >= 0) total += row_n[u(le)] * cols_[u(gbc)];
+        if (le >= 0) slice[u(p)] += u(row_n[u(le)] * cols_[u(gbc)]);
       }
-    dst = NodeShared(u(total), comm);
+    dst = NodeSlices(slice, comm);
     if (!writes) return;
     const extent_t rows_in = static_cast<extent_t>(row_off.back() + row_n.back());
-    for_each_slab([&](extent_t p0, extent_t np, const double* slab) {
+    const auto held = [&](extent_t p) { return dst.held(u(p)); };
+    for_each_slab(held, [&](extent_t p0, extent_t np, const double* slab) {
       for (extent_t p = p0; p < p0 + np; ++p)
-        for (int gbc = 0; gbc < pair_labels; ++gbc) {
+        for (int gbc = 0; gbc < pair_labels && held(p); ++gbc) {
           const int le = remainder(gbc, occ_label_[u(p)], 1);
           if (le < 0) continue;
           const extent_t cols = cols_[u(gbc)];
@@ -112,7 +115,8 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
               const int lc = remainder(gbc, lb, 1);
               if (lc < 0) continue;
               const extent_t nb = vir_n_[u(lb)], nc = vir_n_[u(lc)];
-              double* row = dst.data() + at[u(p)][u(gbc)] + e * cols + col_off_[u(gbc)][u(lb)];
+              double* row =
+                  dst.writable(u(p)) + at[u(p)][u(gbc)] + e * cols + col_off_[u(gbc)][u(lb)];
               for (extent_t b = 0; b < nb; ++b) {
                 const double* src =
                     slab +
@@ -125,23 +129,29 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
     });
   };
   pack(x_, x_off_, vir_off_, vir_n_,
-       [&](auto&& body) { detail::for_each_first_tile(*in.ovvv, body); });
+       [&](auto&& held, auto&& body) { detail::for_each_first_tile(*in.ovvv, body, held); });
   t2_ = detail::read_dense_on_node(*in.t2, comm);
-  pack(tm_, tm_off_, occ_off_, occ_n_, [&](auto&& body) { body(0, no, t2_.data()); });
+  pack(tm_, tm_off_, occ_off_, occ_n_, [&](auto&&, auto&& body) { body(0, no, t2_.data()); });
   ooov_ = detail::read_dense_on_node(*in.ooov, comm);
   oovv_ = detail::read_dense_on_node(*in.oovv, comm);
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
-  NodeShared::publish({&x_, &tm_, &t2_, &ooov_, &oovv_});
+  NodeShared::publish({&t2_, &ooov_, &oovv_});
+  x_.publish();
+  tm_.publish();
   has_inputs_ = true;
 }
 
 std::int64_t SpinOrbitalTriples::held_bytes() const {
-  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&x_, &tm_, &t2_, &ooov_, &oovv_});
+  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&t2_, &ooov_, &oovv_}, {&x_, &tm_});
+}
+
+std::int64_t SpinOrbitalTriples::fetched_bytes() const {
+  return x_.fetched_bytes() + tm_.fetched_bytes();
 }
 
 extent_t SpinOrbitalTriples::scratch_doubles() const {
-  return 3 * *std::max_element(size_.begin(), size_.end());
+  return 3 * *std::max_element(size_.begin(), size_.end());  // Y, W and X
 }
 
 int SpinOrbitalTriples::triple_label(extent_t i, extent_t j, extent_t k) const {
@@ -236,8 +246,8 @@ void SpinOrbitalTriples::antisymmetrize(int g, const double* x, double* dst) con
   });
 }
 
-void SpinOrbitalTriples::connected(int g, extent_t p, extent_t q, extent_t r, double alpha,
-                                   double* y) const {
+void SpinOrbitalTriples::connected(int g, const Slices& p_slices, extent_t p, extent_t q,
+                                   extent_t r, double alpha, double* y) const {
   const extent_t no = no_, nv = nv_;
   for (int la = 0; la < orbital_labels; ++la) {
     const int gbc = remainder(g, la, 2);
@@ -250,11 +260,11 @@ void SpinOrbitalTriples::connected(int g, extent_t p, extent_t q, extent_t r, do
     if (const extent_t ne = vir_n_[u(le)]; ne > 0)
       blas::gemm(false, false, na, cols, ne, alpha,
                  t2_.data() + ((q * no + r) * nv + vir_off_[u(la)]) * nv + vir_off_[u(le)], nv,
-                 x_.data() + x_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
+                 p_slices.x + x_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
     if (const extent_t nm = occ_n_[u(le)]; nm > 0)
       blas::gemm(true, false, na, cols, nm, alpha,
                  ooov_.data() + ((q * no + r) * no + occ_off_[u(le)]) * nv + vir_off_[u(la)], nv,
-                 tm_.data() + tm_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
+                 p_slices.tm + tm_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
   }
 }
 
@@ -278,7 +288,7 @@ void SpinOrbitalTriples::disconnected(int g, extent_t p, extent_t q, extent_t r,
   });
 }
 
-double SpinOrbitalTriples::energy(extent_t i, extent_t task, double* scratch) const {
+double SpinOrbitalTriples::energy(extent_t i, extent_t task, double* scratch, int worker) const {
   detail::check_inputs(has_inputs_, "spin-orbital");
   const std::array<extent_t, 2> jk = occupied_pair(no_, i, task, true);
   const extent_t j = jk[0], k = jk[1];
@@ -290,9 +300,16 @@ double SpinOrbitalTriples::energy(extent_t i, extent_t task, double* scratch) co
     double sign;
   };
   const std::array<Ordering, 3> orderings = {{{i, j, k, 1.0}, {j, i, k, -1.0}, {k, j, i, -1.0}}};
+  // Each ordering's p's slices, in place or got from the nodes that hold them.
+  std::array<Slices, 3> slices{};
+  for (std::size_t n = 0; n < 3; ++n)
+    slices[n] = {x_.read(u(orderings[n].p), worker), tm_.read(u(orderings[n].p), worker)};
 
   std::fill_n(y, size, 0.0);
-  for (const Ordering& o : orderings) connected(g, o.p, o.q, o.r, -o.sign, y);
+  for (std::size_t n = 0; n < 3; ++n) {
+    const Ordering& o = orderings[n];
+    connected(g, slices[n], o.p, o.q, o.r, -o.sign, y);
+  }
   antisymmetrize(g, y, w);
   for (const Ordering& o : orderings) disconnected(g, o.p, o.q, o.r, o.sign, y);
   antisymmetrize(g, y, x);

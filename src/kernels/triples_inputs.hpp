@@ -7,6 +7,7 @@
 #include "tilecc/error.hpp"
 #include "tilecc/mpi_store.hpp"
 #include "tilecc/node_shared.hpp"
+#include "tilecc/node_slices.hpp"
 
 namespace tilecc::kernels::detail {
 
@@ -76,21 +77,31 @@ inline std::vector<double> energies(const IndexSpace& space) {
 }
 
 /** body(p0, np, slab) for each tile of the first index: its first orbital, its orbitals, and the
- *  tensor's dense slab over them ([np][...] row-major), read through the store. */
-template <class Body>
-void for_each_first_tile(const BlockTensor& t, Body&& body) {
+ *  tensor's dense slab over them ([np][...] row-major), read through the store. Only the tiles
+ *  holding an orbital p with wanted(p), when given: what a node holds of slices spread over the
+ *  nodes. */
+template <class Body, class Wanted>
+void for_each_first_tile(const BlockTensor& t, Body&& body, Wanted&& wanted) {
   const BlockShape& shape = t.shape();
   std::vector<double> slab;
   for (tile_t p = 0; p < shape.space(0).num_tiles(); ++p) {
+    const Tile& tile = shape.space(0).tile(p);
+    bool any = false;
+    for (extent_t q = tile.offset; q < tile.offset + tile.extent; ++q) any = any || wanted(q);
+    if (!any) continue;
     TileBox box = whole(shape);
     box.first[0] = p, box.last[0] = p + 1;
     extent_t size = 1;
     for (int k = 0; k < shape.rank(); ++k) size *= box_extent(shape, box, k);
     slab.resize(static_cast<std::size_t>(size));
     read_box(t, box, slab.data());
-    const Tile& tile = shape.space(0).tile(p);
     body(tile.offset, tile.extent, slab.data());
   }
+}
+
+template <class Body>
+void for_each_first_tile(const BlockTensor& t, Body&& body) {
+  for_each_first_tile(t, body, [](extent_t) { return true; });
 }
 
 }  // namespace tilecc::kernels::detail

@@ -18,6 +18,7 @@
 #include "tilecc/hypergraph.hpp"
 #include "tilecc/mpi_store.hpp"
 #include "tilecc/network.hpp"
+#include "tilecc/node_slices.hpp"
 #include "tilecc/ops.hpp"
 #include "tilecc/runtime.hpp"
 
@@ -338,6 +339,53 @@ TEST(Mpi, RedistributedBlocksKeepTheirValuesOnTheirNewOwners) {
   std::vector<int> beyond(owners.size(), world()->size());
   EXPECT_THROW(t.redistribute(beyond), InputError);
   EXPECT_EQ(dense(t), before);
+}
+
+TEST(Mpi, NodeSlicesAreSpreadOverTheNodesAndReadFromAnyRank) {
+  // Slices by LPT over the nodes: on two, 7 and 3 doubles on node 0, 5, 4 and 2 on node 1; on
+  // one, every slice on it.
+  const std::vector<std::size_t> sizes = {5, 3, 7, 2, 4};
+  NodeSlices x(sizes, world());
+  EXPECT_EQ(x.spread(), world()->nodes() > 1);
+  for (std::size_t s = 0; s < x.slices(); ++s)
+    if (x.writer() && x.held(s))
+      for (std::size_t e = 0; e < sizes[s]; ++e) x.writable(s)[e] = 100.0 * s + e;
+  x.publish();
+  std::size_t held = 0;
+  std::int64_t elsewhere = 0;
+  for (std::size_t s = 0; s < x.slices(); ++s) {
+    const double* got = x.read(s, 0);
+    for (std::size_t e = 0; e < sizes[s]; ++e) ASSERT_EQ(got[e], 100.0 * s + e);
+    if (x.held(s))
+      held += sizes[s];
+    else
+      elsewhere += static_cast<std::int64_t>(sizes[s] * 8);
+  }
+  const int node = world()->node_of(world()->rank());
+  EXPECT_EQ(held, world()->nodes() == 1 ? 21u : node == 0 ? 10u : 11u);
+  EXPECT_EQ(x.fetched_bytes(), elsewhere);
+  // A worker keeps the slices it got (at most NodeSlices::cached, more than the three or fewer
+  // any node lacks here): read again, they move nothing; another worker gets its own.
+  for (std::size_t s = 0; s < x.slices(); ++s) ASSERT_EQ(x.read(s, 0)[0], 100.0 * s);
+  EXPECT_EQ(x.fetched_bytes(), elsewhere);
+  for (std::size_t s = 0; s < x.slices(); ++s) ASSERT_EQ(x.read(s, 1)[0], 100.0 * s);
+  EXPECT_EQ(x.fetched_bytes(), 2 * elsewhere);
+  // Twelve slices of one double: on two nodes, six elsewhere, more than a worker keeps; read in
+  // turn twice, the least recently used makes room each time, and every read gets its slice.
+  NodeSlices many(std::vector<std::size_t>(12, 1), world());
+  for (std::size_t s = 0; s < many.slices(); ++s)
+    if (many.writer() && many.held(s)) many.writable(s)[0] = static_cast<double>(s);
+  many.publish();
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t s = 0; s < many.slices(); ++s) ASSERT_EQ(many.read(s, 0)[0], s);
+  EXPECT_EQ(many.fetched_bytes(), many.spread() ? 2 * 6 * 8 : 0);
+  EXPECT_EQ(x.held_bytes(), x.writer() ? static_cast<std::int64_t>(held * 8) : 0);
+  // Only the node's first rank writes, and only its node's slices.
+  if (!x.writer() || x.spread()) {
+    std::size_t other = 0;
+    while (x.writer() && x.held(other)) ++other;
+    EXPECT_THROW(x.writable(other), InputError);
+  }
 }
 
 }  // namespace

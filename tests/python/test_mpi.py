@@ -93,7 +93,7 @@ def one_process(tmp_path_factory):
 def test_the_virtual_triples_loop_across_ranks_gives_the_one_process_energy(tmp_path, one_process):
     # The closed-shell (T) over virtual triples, forced on this small molecule, its tasks shared
     # by 4 ranks in 2 virtual nodes: the one-process job's energy, which the occupied loop
-    # computed. Its repacked inputs are held once per node, by the node's first rank.
+    # computed. Its repacked inputs are held whole once per node, by the node's first rank.
     many = run_json(
         tmp_path, "many", 4, "--method", "ccsd(t)",
         TILECC_TRIPLES_LOOP="virtual", TILECC_RANKS_PER_NODE="2",
@@ -102,6 +102,7 @@ def test_the_virtual_triples_loop_across_ranks_gives_the_one_process_energy(tmp_
     assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
     held = [r["triples_input_bytes"] for r in many["ranks"]]
     assert held[0] == held[2] > 10 * held[1] and held[1] == held[3] > 0
+    assert [r["triples_fetched_bytes"] for r in many["ranks"]] == [0] * 4
     bad = mpiexec(1, "run", str(WATER), "--basis", "6-31g", "--method", "ccsd(t)",
                   TILECC_TRIPLES_LOOP="both")  # fmt: skip
     assert bad.returncode == 2
@@ -138,9 +139,18 @@ def test_distributed_runs_give_the_one_process_energies(
     one = one_process[(reference, "ccsd(t)")]
     assert many["e_tot"] == pytest.approx(one["e_tot"], abs=1e-10)
     assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
-    # The (T) kernel's repacked inputs, once per node: on its first rank, as in one process.
-    first = [r["triples_input_bytes"] for r in many["ranks"]][:: int(per_node or ranks)]
-    assert set(first) == {one["ranks"][0]["triples_input_bytes"]}
+    # The (T) kernel's repacked inputs, once per node, on its first rank: on one node what one
+    # process holds; over two, the integrals indexed by an occupied orbital spread over them,
+    # and every rank's tasks get the slices of their triples that their node does not hold.
+    held = [r["triples_input_bytes"] for r in many["ranks"]]
+    fetched = [r["triples_fetched_bytes"] for r in many["ranks"]]
+    whole = one["ranks"][0]["triples_input_bytes"]
+    if per_node:
+        assert all(0 < h < whole for h in held[::2]) and sum(held[::2]) > whole
+        assert all(f > 0 for f in fetched)
+    else:
+        assert held[0] == whole and all(h < whole for h in held[1:])
+        assert fetched == [0] * ranks
     # What moved: nothing between processes alone; gets and accumulates between ranks, across
     # virtual nodes only where they were declared; every rank's figures and their totals.
     assert len(one["ranks"]) == 1 and one["communication"]["gets"] == 0

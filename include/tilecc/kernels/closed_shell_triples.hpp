@@ -27,6 +27,7 @@
 
 #include "tilecc/kernels/triples.hpp"
 #include "tilecc/node_shared.hpp"
+#include "tilecc/node_slices.hpp"
 #include "tilecc/tensor.hpp"
 
 namespace tilecc::kernels {
@@ -60,9 +61,10 @@ class ClosedShellTriples final : public TriplesKernel {
   double cost(extent_t i, extent_t task) const override;
   double flops(extent_t i, extent_t task) const override;
   /** The triple's summand, times its distinct orderings. */
-  double energy(extent_t i, extent_t task, double* scratch) const override;
+  double energy(extent_t i, extent_t task, double* scratch, int worker) const override;
   double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
   std::int64_t held_bytes() const override;
+  std::int64_t fetched_bytes() const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;
@@ -84,8 +86,9 @@ class ClosedShellTriples final : public TriplesKernel {
   /** dst = sum of the terms, over the packed blocks of symmetry g. */
   template <std::size_t N>
   void permuted_sum(int g, double* dst, const std::array<Term, N>& terms) const;
-  /** The connected part of one ordering (p, q, r) in its own axes, into w0 (overwritten). */
-  void connected(int g, extent_t p, extent_t q, extent_t r, double* w0) const;
+  /** The connected part of one ordering (p, q, r) in its own axes, into w0 (overwritten); x is
+   *  p's slice of (pa|fb). */
+  void connected(int g, extent_t p, const double* x, extent_t q, extent_t r, double* w0) const;
   /** x = w + V/2, V the disconnected triples of the triple occ. */
   void add_disconnected(int g, const std::array<extent_t, 3>& occ, const double* w,
                         double* x) const;
@@ -106,9 +109,10 @@ class ClosedShellTriples final : public TriplesKernel {
   Table row_off_{};
   std::array<extent_t, irreps> group_rows_{}, size_{};
   std::array<extent_t, irreps> rows_{};  // of a W of symmetry g: its contiguous runs
-  // (pa|fb) per p, packed as one [(a, b) rows of group gab][f] matrix per gab.
-  NodeShared x_;
-  std::vector<std::array<extent_t, irreps>> x_off_;  // [p][gab]
+  // (pa|fb) per p, packed as one [(a, b) rows of group gab][f] matrix per gab: a slice per p,
+  // spread over the nodes.
+  NodeSlices x_;
+  std::vector<std::array<extent_t, irreps>> x_off_;  // [p][gab], within p's slice
   // t_mr^bc per r, packed as one [m][b][c] matrix per (gb, gc).
   NodeShared tm_;
   std::vector<Table> tm_off_;  // [r][gb][gc]

@@ -47,7 +47,7 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   extent_t scratch_doubles() const override;
   double cost(extent_t step, extent_t task) const override { return flops(step, task); }
   double flops(extent_t step, extent_t task) const override;
-  double energy(extent_t step, extent_t task, double* scratch) const override;
+  double energy(extent_t step, extent_t task, double* scratch, int worker) const override;
   double predicted_seconds(extent_t step, extent_t task, const CostModel& model) const override;
   std::int64_t held_bytes() const override;
 

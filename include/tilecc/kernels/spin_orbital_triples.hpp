@@ -26,6 +26,7 @@
 
 #include "tilecc/kernels/triples.hpp"
 #include "tilecc/node_shared.hpp"
+#include "tilecc/node_slices.hpp"
 #include "tilecc/tensor.hpp"
 
 namespace tilecc::kernels {
@@ -58,9 +59,10 @@ class SpinOrbitalTriples final : public TriplesKernel {
   double cost(extent_t i, extent_t task) const override;
   double flops(extent_t i, extent_t task) const override;
   /** The triple's summand, times its 6 orderings. */
-  double energy(extent_t i, extent_t task, double* scratch) const override;
+  double energy(extent_t i, extent_t task, double* scratch, int worker) const override;
   double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
   std::int64_t held_bytes() const override;
+  std::int64_t fetched_bytes() const override;
 
  private:
   using Ranges = std::array<extent_t, orbital_labels>;
@@ -74,8 +76,13 @@ class SpinOrbitalTriples final : public TriplesKernel {
   View view(int g, const std::array<int, 3>& axes, const std::array<int, 3>& block) const;
   /** dst = x - x_bac - x_cba over the packed blocks of label g. */
   void antisymmetrize(int g, const double* x, double* dst) const;
+  /** p's slices of <pe||bc> and t_pm^bc. */
+  struct Slices {
+    const double *x, *tm;
+  };
   /** y += sign * (sum_e t_qr^ae <pe||bc> + sum_m t_pm^bc <qr||ma>). */
-  void connected(int g, extent_t p, extent_t q, extent_t r, double sign, double* y) const;
+  void connected(int g, const Slices& p_slices, extent_t p, extent_t q, extent_t r, double sign,
+                 double* y) const;
   /** y += sign * (t_p^a <qr||bc> + f_pa t_qr^bc). */
   void disconnected(int g, extent_t p, extent_t q, extent_t r, double sign, double* y) const;
   template <class Body>
@@ -95,9 +102,10 @@ class SpinOrbitalTriples final : public TriplesKernel {
   std::array<extent_t, triple_labels> rows_{};  // of a W of label g: its contiguous runs
   std::array<extent_t, pair_labels> cols_{};
   std::array<Ranges, pair_labels> col_off_{};
-  // <pe||bc> and t_pm^bc per p, each one [e or m][(b, c) columns of gbc] matrix per gbc.
-  NodeShared x_, tm_;
-  std::vector<std::array<extent_t, pair_labels>> x_off_, tm_off_;
+  // <pe||bc> and t_pm^bc per p, each one [e or m][(b, c) columns of gbc] matrix per gbc: a slice
+  // per p, spread over the nodes.
+  NodeSlices x_, tm_;
+  std::vector<std::array<extent_t, pair_labels>> x_off_, tm_off_;  // within p's slice
   NodeShared t2_, ooov_, oovv_;
   std::vector<double> t1_, fov_, eo_, ev_;
 };

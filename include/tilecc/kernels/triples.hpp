@@ -12,7 +12,9 @@
  *    task) the floating-point operations its GEMMs execute (they dominate its work).
  *  - Inputs are read once, through the tensors' stores, when the kernel is made, and repacked,
  *    once per node: on several ranks the node's first rank reads them and writes the repacked
- *    arrays into memory the node's ranks share (NodeShared);
+ *    arrays into memory the node's ranks share (NodeShared). The occupied-loop kernels spread
+ *    their o v^3 integrals over the nodes instead, a slice per occupied orbital (NodeSlices):
+ *    a task gets the slices of its triple that its node does not hold;
  *    energy() is const and writes only its scratch (scratch_doubles() of it), so workers may call
  *    it concurrently. A kernel made from the spaces alone describes the work (steps, tasks,
  *    costs, flops, predicted seconds) and refuses energy().
@@ -24,6 +26,7 @@
 #include "tilecc/cost.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/node_shared.hpp"
+#include "tilecc/node_slices.hpp"
 #include "tilecc/types.hpp"
 
 namespace tilecc::kernels {
@@ -48,13 +51,15 @@ inline std::array<extent_t, 2> occupied_pair(extent_t occupied, extent_t i, exte
   return {};
 }
 
-/** Bytes a kernel holds in this process: its own arrays, and what it holds of those its node
- *  shares. */
+/** Bytes a kernel holds in this process: its own arrays, what it holds of those its node shares,
+ *  and of those spread over the nodes. */
 inline std::int64_t held_bytes(std::initializer_list<const std::vector<double>*> own,
-                               std::initializer_list<const NodeShared*> shared) {
+                               std::initializer_list<const NodeShared*> shared,
+                               std::initializer_list<const NodeSlices*> spread = {}) {
   std::int64_t bytes = 0;
   for (const std::vector<double>* a : own) bytes += static_cast<std::int64_t>(a->size() * 8);
   for (const NodeShared* a : shared) bytes += a->held_bytes();
+  for (const NodeSlices* a : spread) bytes += a->held_bytes();
   return bytes;
 }
 
@@ -73,10 +78,14 @@ class TriplesKernel {
   virtual extent_t scratch_doubles() const = 0;
   virtual double cost(extent_t step, extent_t task) const = 0;
   virtual double flops(extent_t step, extent_t task) const = 0;
-  virtual double energy(extent_t step, extent_t task, double* scratch) const = 0;
+  /** `worker`: the calling worker's index (what a kernel keeps per worker: the slices of spread
+   *  inputs it got). */
+  virtual double energy(extent_t step, extent_t task, double* scratch, int worker) const = 0;
   /** Bytes of repacked inputs this process holds (arrays a node shares count on its first rank
    *  alone). */
   virtual std::int64_t held_bytes() const = 0;
+  /** Bytes this process has got from other nodes' slices of the inputs (NodeSlices) so far. */
+  virtual std::int64_t fetched_bytes() const { return 0; }
   /** The task's seconds on one worker, predicted by the calibrated cost model: its GEMMs by the
    *  GEMM model at their shapes, its passes over its arrays by the permutation model as the
    *  copies and transposes they resemble. What `tilecc simulate` runs the (T) step with. */

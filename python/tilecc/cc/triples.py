@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tilecc import _core
+from tilecc import _core, mpi
 from tilecc.context import Context
 from tilecc.host.pyscf import RestrictedProblem, SpinOrbitalProblem
 from tilecc.space import Space
@@ -53,7 +53,12 @@ def _run(kernel: _core.TriplesKernel, context: Context, progress: Progress | Non
         total += kernel.energy_for_step(step, context.runtime)
         if progress is not None:
             progress(step + 1, steps)
-    context.count_triples(kernel.executed_flops, time.perf_counter() - start, kernel.held_bytes)
+    context.count_triples(
+        kernel.executed_flops,
+        time.perf_counter() - start,
+        kernel.held_bytes,
+        kernel.fetched_bytes,
+    )
     return kernel.scale * total
 
 
@@ -96,17 +101,23 @@ def largest_occupied_loop_w(vir: Space) -> int:
     )
 
 
-def closed_shell_loop(vir: Space) -> str:
-    """The closed-shell (T) loop expected to be faster for this virtual space: ``"occupied"``
-    while the occupied loop's largest W stays in cache, else ``"virtual"``.
+def closed_shell_loop(vir: Space, nodes: int = 1) -> str:
+    """The closed-shell (T) loop for this virtual space on ``nodes`` nodes: on one node the one
+    expected to be faster, ``"occupied"`` while the occupied loop's largest W stays in cache,
+    else ``"virtual"``; on several, ``"occupied"``, which spreads its o v^3 integrals over the
+    nodes (each task gets the three slices of its triple), where the virtual loop's tasks each
+    read all of them and every node holds them whole.
 
     >>> from tilecc.space import Space
     >>> closed_shell_loop(Space.spatial(60)), closed_shell_loop(Space.spatial(80))
     ('occupied', 'virtual')
     >>> closed_shell_loop(Space.spatial(80, irreps=[0] * 40 + [1] * 40))  # W of 80^3/2 doubles
     'occupied'
+    >>> closed_shell_loop(Space.spatial(80), nodes=2)
+    'occupied'
     """
-    return "virtual" if 8 * largest_occupied_loop_w(vir) > OCCUPIED_LOOP_W_BYTES else "occupied"
+    large = 8 * largest_occupied_loop_w(vir) > OCCUPIED_LOOP_W_BYTES
+    return "virtual" if large and nodes == 1 else "occupied"
 
 
 def check_loop(loop: str | None) -> str | None:
@@ -127,8 +138,11 @@ def restricted_kernel(
     t1: Tensor, t2: Tensor, p: RestrictedProblem, loop: str | None = None
 ) -> _core.TriplesKernel:
     """The closed-shell (T) kernel looping over occupied or virtual triples (``loop``; else
-    $TILECC_TRIPLES_LOOP, for comparing them; else closed_shell_loop's choice)."""
-    chosen = check_loop(loop or os.environ.get("TILECC_TRIPLES_LOOP")) or closed_shell_loop(p.vir)
+    $TILECC_TRIPLES_LOOP, for comparing them; else closed_shell_loop's choice for the job's
+    nodes)."""
+    chosen = check_loop(loop or os.environ.get("TILECC_TRIPLES_LOOP")) or closed_shell_loop(
+        p.vir, mpi.world().nodes
+    )
     kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}[
         chosen
     ]
