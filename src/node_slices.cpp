@@ -11,12 +11,17 @@
 
 namespace tilecc {
 
-NodeSlices::NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Communicator> comm)
+NodeSlices::NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Communicator> comm,
+                       std::span<const std::size_t> weights)
     : comm_(std::move(comm)), size_(sizes.begin(), sizes.end()), offset_(sizes.size(), 0) {
   for (const std::size_t n : size_) largest_ = std::max(largest_, n);
   const int nodes = comm_ != nullptr && comm_->size() > 1 ? comm_->nodes() : 1;
-  std::vector<double> weights(size_.begin(), size_.end());
-  node_ = nodes > 1 ? lpt_bins(weights, nodes) : std::vector<int>(size_.size(), 0);
+  TILECC_CHECK(weights.empty() || weights.size() == sizes.size(),
+               "slices spread over the nodes: ", weights.size(), " weights for ", sizes.size(),
+               " slices.");
+  const std::span<const std::size_t> by = weights.empty() ? sizes : weights;
+  const std::vector<double> costs(by.begin(), by.end());
+  node_ = nodes > 1 ? lpt_bins(costs, nodes) : std::vector<int>(size_.size(), 0);
   my_node_ = nodes > 1 ? comm_->node_of(comm_->rank()) : 0;
   // Each slice's offset within its node's array.
   std::vector<std::size_t> filled(static_cast<std::size_t>(nodes), 0);
@@ -68,14 +73,19 @@ double* NodeSlices::writable(std::size_t s) {
   return node_base_ + offset_[s];
 }
 
-void NodeSlices::publish() {
-  if (win_ == MPI_WIN_NULL) {
-    NodeShared::publish({&node_array_});
-    return;
-  }
-  MPI_Win_sync(win_);
-  comm_->barrier();  // other nodes' ranks get these slices too
-  MPI_Win_sync(win_);
+void NodeSlices::publish(std::initializer_list<NodeSlices*> arrays) {
+  const Communicator* comm = nullptr;
+  for (NodeSlices* a : arrays)
+    if (a->win_ != MPI_WIN_NULL) {
+      MPI_Win_sync(a->win_);
+      comm = a->comm_.get();
+    } else {
+      NodeShared::publish({&a->node_array_});  // on one node: its ranks alone read them
+    }
+  if (comm == nullptr) return;
+  comm->barrier();  // other nodes' ranks get these slices too
+  for (NodeSlices* a : arrays)
+    if (a->win_ != MPI_WIN_NULL) MPI_Win_sync(a->win_);
 }
 
 std::int64_t NodeSlices::held_bytes() const {

@@ -14,14 +14,15 @@
  * allocate needs the target rank to take part). Where MPI cannot share it, the node's other
  * ranks get its slices as they get other nodes'.
  *
- * Slices go to the nodes by size, largest first, each to the node holding the fewest bytes so far
- * (LPT), the same on every rank.
+ * Slices go to the nodes by weight (their size, unless given), largest first, each to the node
+ * holding the least so far (LPT), the same on every rank: arrays made with the same weights put
+ * their slice s on the same node.
  *
  * @code
  *   NodeSlices x(sizes, comm);               // collective
  *   for (std::size_t s = 0; s < x.slices(); ++s)
  *     if (x.writer() && x.held(s)) fill(x.writable(s));
- *   x.publish();                             // every rank sees what the first ranks wrote
+ *   NodeSlices::publish({&x});               // every rank sees what the first ranks wrote
  *   const double* slice = x.read(s, worker); // in place, or got into the worker's cache
  * @endcode
  */
@@ -30,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -45,8 +47,10 @@ class NodeSlices {
  public:
   NodeSlices() = default;
   /** Slices of these sizes (doubles), zeroed, spread over the nodes of `comm` (null: all in this
-   *  process). Collective: every rank makes the same slices in the same order. */
-  NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Communicator> comm);
+   *  process) by `weights` (empty: the sizes). Collective: every rank makes the same slices in
+   *  the same order. */
+  NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Communicator> comm,
+             std::span<const std::size_t> weights = {});
   ~NodeSlices();
   NodeSlices(NodeSlices&& other) noexcept;
   NodeSlices& operator=(NodeSlices&& other) noexcept;
@@ -70,9 +74,9 @@ class NodeSlices {
    *  valid until the worker's `cached`-th read after it. Thread-safe across workers. */
   const double* read(std::size_t s, int worker) const;
   static constexpr int cached = 4;
-  /** Once the first ranks have written their slices: every rank sees them (a barrier of the
-   *  ranks that read them, MPI_Win_sync either side). Collective. */
-  void publish();
+  /** Once the first ranks have written their slices: every rank sees them (one barrier of the
+   *  ranks that read them, MPI_Win_sync either side). Collective, with the same arrays. */
+  static void publish(std::initializer_list<NodeSlices*> arrays);
   /** Bytes this rank holds: its node's slices on the writer, none on the others. */
   std::int64_t held_bytes() const;
   /** Bytes this rank has got with one-sided gets: other nodes' slices (and its own node's where

@@ -76,22 +76,38 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
     : ClosedShellTriples(detail::t1_space(in.t1, 0), detail::t1_space(in.t1, 1)) {
   in.check();
   const extent_t no = no_, nv = nv_, nv2 = nv * nv;
-  // The repacked inputs are held once per node: its first rank reads and writes them; the
-  // (pa|fb), o v^3 of them, spread over the nodes, a slice per p.
+  // The repacked inputs, each a slice per occupied p, spread over the nodes (every array's slice
+  // p on one node): on each node its first rank reads and writes those the node holds.
   const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
   const bool writes = NodeShared::writes_on(comm.get());
 
-  // (pa|fb) as one [(a, b)][f] matrix per (p, gab), f in irrep(p) ^ gab.
+  // Slice p of each: (pa|fb) as one [(a, b)][f] matrix per gab, f in irrep(p) ^ gab; t_mp^bc as
+  // one [m][b][c] matrix per (gb, gc), m in irrep(p) ^ gb ^ gc; t_pq^ab, (pa|qb) and (pa|mq) as
+  // [q][a][b], [a][q][b] and [a][q][m].
   x_off_.resize(u(no));
-  std::vector<std::size_t> slice(u(no), 0);
-  for (extent_t p = 0; p < no; ++p)
+  tm_off_.resize(u(no));
+  std::vector<std::size_t> x_size(u(no), 0), tm_size(u(no), 0), weight(u(no), 0);
+  for (extent_t p = 0; p < no; ++p) {
+    const int gp = occ_irrep_[u(p)];
     for (int gab = 0; gab < irreps; ++gab) {
-      x_off_[u(p)][u(gab)] = static_cast<extent_t>(slice[u(p)]);
-      slice[u(p)] += u(group_rows_[u(gab)] * vir_n_[u(occ_irrep_[u(p)] ^ gab)]);
+      x_off_[u(p)][u(gab)] = static_cast<extent_t>(x_size[u(p)]);
+      x_size[u(p)] += u(group_rows_[u(gab)] * vir_n_[u(gp ^ gab)]);
     }
-  x_ = NodeSlices(slice, comm);
+    for (int gb = 0; gb < irreps; ++gb)
+      for (int gc = 0; gc < irreps; ++gc) {
+        tm_off_[u(p)][u(gb)][u(gc)] = static_cast<extent_t>(tm_size[u(p)]);
+        tm_size[u(p)] += u(occ_n_[u(gp ^ gb ^ gc)] * vir_n_[u(gb)] * vir_n_[u(gc)]);
+      }
+    weight[u(p)] = x_size[u(p)] + tm_size[u(p)] + u(2 * no * nv2 + nv * no * no);
+  }
+  const std::vector<std::size_t> dense_ovv(u(no), u(no * nv2)), dense_voo(u(no), u(nv * no * no));
+  x_ = NodeSlices(x_size, comm, weight);
+  tm_ = NodeSlices(tm_size, comm, weight);
+  t2_ = NodeSlices(dense_ovv, comm, weight);
+  ovov_ = NodeSlices(dense_ovv, comm, weight);
+  iajm_ = NodeSlices(dense_voo, comm, weight);
   const auto held = [&](extent_t p) { return x_.held(u(p)); };
-  if (writes)
+  if (writes) {
     detail::for_each_first_tile(
         *in.ovvv,
         [&](extent_t p0, extent_t np, const double* slab) {
@@ -114,51 +130,54 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
             }
         },
         held);
-  t2_ = detail::read_dense_on_node(*in.t2, comm);
-
-  // t_mr^bc as one [m][b][c] matrix per (r, gb, gc), m in irrep(r) ^ gb ^ gc.
-  tm_off_.resize(u(no));
-  extent_t total = 0;
-  for (extent_t r = 0; r < no; ++r)
-    for (int gb = 0; gb < irreps; ++gb)
-      for (int gc = 0; gc < irreps; ++gc) {
-        tm_off_[u(r)][u(gb)][u(gc)] = total;
-        total += occ_n_[u(occ_irrep_[u(r)] ^ gb ^ gc)] * vir_n_[u(gb)] * vir_n_[u(gc)];
-      }
-  tm_ = NodeShared(u(total), comm);
-  for (extent_t r = 0; r < no && writes; ++r)
-    for (int gb = 0; gb < irreps; ++gb)
-      for (int gc = 0; gc < irreps; ++gc) {
-        const int gm = occ_irrep_[u(r)] ^ gb ^ gc;
-        const extent_t nb = vir_n_[u(gb)], nc = vir_n_[u(gc)];
-        double* dst = tm_.data() + tm_off_[u(r)][u(gb)][u(gc)];
-        for (extent_t m = 0; m < occ_n_[u(gm)]; ++m)
-          for (extent_t b = 0; b < nb; ++b) {
-            const double* src =
-                t2_.data() + ((occ_off_[u(gm)] + m) * no + r) * nv2 + (vir_off_[u(gb)] + b) * nv;
-            std::copy(src + vir_off_[u(gc)], src + vir_off_[u(gc)] + nc, dst + (m * nb + b) * nc);
+    detail::read_slices(*in.t2, t2_);
+    detail::read_slices(*in.ovov, ovov_);
+    // t_mp^bc = t_pm^cb, from slice p of t2.
+    for (extent_t p = 0; p < no; ++p)
+      for (int gb = 0; gb < irreps && held(p); ++gb)
+        for (int gc = 0; gc < irreps; ++gc) {
+          const int gm = occ_irrep_[u(p)] ^ gb ^ gc;
+          const extent_t nb = vir_n_[u(gb)], nc = vir_n_[u(gc)];
+          double* dst = tm_.writable(u(p)) + tm_off_[u(p)][u(gb)][u(gc)];
+          const double* t2p = t2_.writable(u(p));
+          for (extent_t m = 0; m < occ_n_[u(gm)]; ++m)
+            for (extent_t b = 0; b < nb; ++b)
+              for (extent_t c = 0; c < nc; ++c)
+                dst[(m * nb + b) * nc + c] =
+                    t2p[((occ_off_[u(gm)] + m) * nv + vir_off_[u(gc)] + c) * nv + vir_off_[u(gb)] +
+                        b];
+        }
+    // (pa|mq) from the slab of (pa|mj) over [a][m][j].
+    detail::for_each_first_tile(
+        *in.ovoo,
+        [&](extent_t p0, extent_t np, const double* slab) {
+          for (extent_t p = p0; p < p0 + np; ++p) {
+            if (!held(p)) continue;
+            double* dst = iajm_.writable(u(p));
+            const double* src = slab + (p - p0) * nv * no * no;
+            for (extent_t a = 0; a < nv; ++a)
+              for (extent_t m = 0; m < no; ++m)
+                for (extent_t j = 0; j < no; ++j)
+                  dst[(a * no + j) * no + m] = src[(a * no + m) * no + j];
           }
-      }
-
-  const std::vector<double> ovoo = writes ? read_dense(*in.ovoo) : std::vector<double>{};
-  iajm_ = NodeShared(u(no * nv * no * no), comm);
-  for (extent_t ia = 0; ia < no * nv && writes; ++ia)
-    for (extent_t m = 0; m < no; ++m)
-      for (extent_t j = 0; j < no; ++j)
-        iajm_[u((ia * no + j) * no + m)] = ovoo[u((ia * no + m) * no + j)];
+        },
+        held);
+  }
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
-  ovov_ = detail::read_dense_on_node(*in.ovov, comm);
-  NodeShared::publish({&t2_, &tm_, &iajm_, &ovov_});
-  x_.publish();
+  NodeSlices::publish({&x_, &tm_, &t2_, &ovov_, &iajm_});
   has_inputs_ = true;
 }
 
 std::int64_t ClosedShellTriples::held_bytes() const {
-  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&t2_, &tm_, &iajm_, &ovov_}, {&x_});
+  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {}, {&x_, &tm_, &t2_, &ovov_, &iajm_});
 }
 
-std::int64_t ClosedShellTriples::fetched_bytes() const { return x_.fetched_bytes(); }
+std::int64_t ClosedShellTriples::fetched_bytes() const {
+  std::int64_t bytes = 0;
+  for (const NodeSlices* a : {&x_, &tm_, &t2_, &ovov_, &iajm_}) bytes += a->fetched_bytes();
+  return bytes;
+}
 
 extent_t ClosedShellTriples::scratch_doubles() const {
   return 8 * *std::max_element(size_.begin(), size_.end());  // the six W0, W and X
@@ -246,8 +265,8 @@ void ClosedShellTriples::permuted_sum(int g, double* dst, const std::array<Term,
 }
 
 // w0 = sum_f (pa|fb) t_rq^cf - sum_m (pa|mq) t_mr^bc over the non-zero blocks of symmetry g.
-void ClosedShellTriples::connected(int g, extent_t p, const double* x, extent_t q, extent_t r,
-                                   double* w0) const {
+void ClosedShellTriples::connected(int g, extent_t p, const Slices& sp, extent_t q, extent_t r,
+                                   const Slices& sr, double* w0) const {
   const extent_t no = no_, nv = nv_;
   const int gp = occ_irrep_[u(p)], gq = occ_irrep_[u(q)];
   for (int gab = 0; gab < irreps; ++gab) {
@@ -258,9 +277,8 @@ void ClosedShellTriples::connected(int g, extent_t p, const double* x, extent_t 
     if (nf == 0)
       std::fill(out, out + rows * nc, 0.0);
     else if (rows > 0 && nc > 0)
-      blas::gemm(false, true, rows, nc, nf, 1.0, x + x_off_[u(p)][u(gab)], nf,
-                 t2_.data() + (r * no + q) * nv * nv + vir_off_[u(gc)] * nv + vir_off_[u(gf)], nv,
-                 0.0, out, nc);
+      blas::gemm(false, true, rows, nc, nf, 1.0, sp.x + x_off_[u(p)][u(gab)], nf,
+                 sr.t2 + q * nv * nv + vir_off_[u(gc)] * nv + vir_off_[u(gf)], nv, 0.0, out, nc);
   }
   for_each_block(g, [&](int ga, int gb, int gc) {
     // One GEMM per block: rows a, columns (b, c), summed over m.
@@ -268,9 +286,9 @@ void ClosedShellTriples::connected(int g, extent_t p, const double* x, extent_t 
     const extent_t na = vir_n_[u(ga)], nbc = vir_n_[u(gb)] * vir_n_[u(gc)], nm = occ_n_[u(gm)];
     if (nm == 0) return;
     blas::gemm(false, false, na, nbc, nm, -1.0,
-               iajm_.data() + ((p * nv + vir_off_[u(ga)]) * no + q) * no + occ_off_[u(gm)], no * no,
-               tm_.data() + tm_off_[u(r)][u(gb)][u(gc)], nbc, 1.0,
-               w0 + block_off_[u(g)][u(ga)][u(gb)], nbc);
+               sp.iajm + (vir_off_[u(ga)] * no + q) * no + occ_off_[u(gm)], no * no,
+               sr.tm + tm_off_[u(r)][u(gb)][u(gc)], nbc, 1.0, w0 + block_off_[u(g)][u(ga)][u(gb)],
+               nbc);
   });
 }
 
@@ -279,13 +297,15 @@ void ClosedShellTriples::connected(int g, extent_t p, const double* x, extent_t 
 // rows when c is the ordering's third axis, else rows of (pa|qc) and t_pq^ac, taken through
 // (pc|qb) = (qb|pc) and t_pq^cb = t_qp^bc when c is its first axis.
 void ClosedShellTriples::add_disconnected(int g, const std::array<extent_t, 3>& occ,
-                                          const double* w, double* x) const {
+                                          const std::array<Slices, 3>& slices, const double* w,
+                                          double* x) const {
   const extent_t no = no_, nv = nv_;
-  auto integral = [&](extent_t p, extent_t a, extent_t q, extent_t b) {
-    return ovov_.data() + ((p * nv + a) * no + q) * nv + b;
+  // (pa|qb) and t_pq^ab, p the triple's orbital at position `at`.
+  auto integral = [&](int at, extent_t a, extent_t q, extent_t b) {
+    return slices[u(at)].ovov + (a * no + q) * nv + b;
   };
-  auto amplitude = [&](extent_t p, extent_t q, extent_t a, extent_t b) {
-    return t2_.data() + ((p * no + q) * nv + a) * nv + b;
+  auto amplitude = [&](int at, extent_t q, extent_t a, extent_t b) {
+    return slices[u(at)].t2 + (q * nv + a) * nv + b;
   };
   for_each_block(g, [&](int ga, int gb, int gc) {
     const extent_t nb = vir_n_[u(gb)], nc = vir_n_[u(gc)], c0 = vir_off_[u(gc)];
@@ -297,17 +317,18 @@ void ClosedShellTriples::add_disconnected(int g, const std::array<extent_t, 3>& 
         std::copy(w + at, w + at + nc, row);
         const std::array<extent_t, 3> abc = {vir_off_[u(ga)] + a, vir_off_[u(gb)] + b, c0};
         for (const Perm& order : orderings) {
-          const extent_t p = occ[u(order[0])], q = occ[u(order[1])], r = occ[u(order[2])];
+          const int at_p = order[0], at_q = order[1];
+          const extent_t p = occ[u(at_p)], q = occ[u(at_q)], r = occ[u(order[2])];
           const extent_t y0 = abc[u(order[0])], y1 = abc[u(order[1])], y2 = abc[u(order[2])];
           double alpha, beta;
           const double *vec_u, *vec_v;
           if (order[2] == 2) {
-            alpha = *integral(p, y0, q, y1), beta = *amplitude(p, q, y0, y1);
+            alpha = *integral(at_p, y0, q, y1), beta = *amplitude(at_p, q, y0, y1);
             vec_u = t1_.data() + r * nv + c0, vec_v = fov_.data() + r * nv + c0;
           } else {
             alpha = t1_[u(r * nv + y2)], beta = fov_[u(r * nv + y2)];
-            vec_u = order[1] == 2 ? integral(p, y0, q, c0) : integral(q, y1, p, c0);
-            vec_v = order[1] == 2 ? amplitude(p, q, y0, c0) : amplitude(q, p, y1, c0);
+            vec_u = order[1] == 2 ? integral(at_p, y0, q, c0) : integral(at_q, y1, p, c0);
+            vec_v = order[1] == 2 ? amplitude(at_p, q, y0, c0) : amplitude(at_q, p, y1, c0);
           }
           alpha *= 0.5, beta *= 0.5;
           for (extent_t c = 0; c < nc; ++c) row[c] += alpha * vec_u[c] + beta * vec_v[c];
@@ -327,19 +348,24 @@ double ClosedShellTriples::energy(extent_t i, extent_t task, double* scratch, in
   for (std::size_t s = 0; s < 6; ++s) w0[s] = scratch + static_cast<extent_t>(s) * size;
   double* w = scratch + 6 * size;
   double* x = scratch + 7 * size;
-  // The triple's slices of (pa|fb), in place or got from the nodes that hold them.
-  std::array<const double*, 3> slices{};
-  for (std::size_t t = 0; t < 3; ++t) slices[t] = x_.read(u(occ[t]), worker);
+  // The slices of the triple's orbitals, in place or got from the nodes that hold them.
+  std::array<Slices, 3> slices{};
+  for (std::size_t t = 0; t < 3; ++t) {
+    const std::size_t p = u(occ[t]);
+    slices[t] = {x_.read(p, worker), tm_.read(p, worker), t2_.read(p, worker),
+                 ovov_.read(p, worker), iajm_.read(p, worker)};
+  }
 
   // W = S[W0_s], then X = W + V/2.
   std::array<Term, 6> sum{};
   for (std::size_t s = 0; s < 6; ++s) {
     const Perm& order = orderings[s];
-    connected(g, occ[u(order[0])], slices[u(order[0])], occ[u(order[1])], occ[u(order[2])], w0[s]);
+    connected(g, occ[u(order[0])], slices[u(order[0])], occ[u(order[1])], occ[u(order[2])],
+              slices[u(order[2])], w0[s]);
     sum[s] = {w0[s], inverse(order), 1.0};
   }
   permuted_sum(g, w, sum);
-  add_disconnected(g, occ, w, x);
+  add_disconnected(g, occ, slices, w, x);
 
   // Z = r3(X), into the first W0's space, then sum W Z / D.
   double* z = w0[0];

@@ -83,15 +83,13 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
   detail::check_spaces(in.t2, "t2", {&o, &o, &v, &v});
   detail::check_spaces(in.fov, "f_ov", {&o, &v});
   const extent_t no = no_, nv = nv_;
-  // The repacked inputs are held once per node: its first rank reads and writes them; those
-  // indexed by an occupied p (<pe||bc>, o v^3 of them, and t_pm^bc) spread over the nodes, a
-  // slice per p.
+  // The repacked inputs, each a slice per occupied p, spread over the nodes (every array's slice
+  // p on one node): on each node its first rank reads and writes those the node holds.
   const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
   const bool writes = NodeShared::writes_on(comm.get());
-  // One [e or m][(b, c)] matrix per (p, gbc), the e or m of the label completing p to gbc, from a
-  // dense [p][e or m][b][c] source.
-  auto pack = [&](NodeSlices& dst, std::vector<std::array<extent_t, pair_labels>>& at,
-                  const Ranges& row_off, const Ranges& row_n, auto&& for_each_slab) {
+  // Slice p of <pe||bc> and t_pm^bc: one [e or m][(b, c)] matrix per gbc, the e or m of the
+  // label completing p to gbc; of t_pq^bc, <pq||ma> and <pq||bc>: [q][b][c], [q][m][a], [q][b][c].
+  auto layout = [&](std::vector<std::array<extent_t, pair_labels>>& at, const Ranges& row_n) {
     at.resize(u(no));
     std::vector<std::size_t> slice(u(no), 0);
     for (extent_t p = 0; p < no; ++p)
@@ -100,54 +98,72 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
         const int le = remainder(gbc, occ_label_[u(p)], 1);
         if (le >= 0) slice[u(p)] += u(row_n[u(le)] * cols_[u(gbc)]);
       }
-    dst = NodeSlices(slice, comm);
-    if (!writes) return;
-    const extent_t rows_in = static_cast<extent_t>(row_off.back() + row_n.back());
-    const auto held = [&](extent_t p) { return dst.held(u(p)); };
-    for_each_slab(held, [&](extent_t p0, extent_t np, const double* slab) {
-      for (extent_t p = p0; p < p0 + np; ++p)
-        for (int gbc = 0; gbc < pair_labels && held(p); ++gbc) {
-          const int le = remainder(gbc, occ_label_[u(p)], 1);
-          if (le < 0) continue;
-          const extent_t cols = cols_[u(gbc)];
-          for (extent_t e = 0; e < row_n[u(le)]; ++e)
-            for (int lb = 0; lb < orbital_labels; ++lb) {
-              const int lc = remainder(gbc, lb, 1);
-              if (lc < 0) continue;
-              const extent_t nb = vir_n_[u(lb)], nc = vir_n_[u(lc)];
-              double* row =
-                  dst.writable(u(p)) + at[u(p)][u(gbc)] + e * cols + col_off_[u(gbc)][u(lb)];
-              for (extent_t b = 0; b < nb; ++b) {
-                const double* src =
-                    slab +
-                    (((p - p0) * rows_in + row_off[u(le)] + e) * nv + vir_off_[u(lb)] + b) * nv +
-                    vir_off_[u(lc)];
-                std::copy_n(src, nc, row + b * nc);
-              }
-            }
-        }
-    });
+    return slice;
   };
-  pack(x_, x_off_, vir_off_, vir_n_,
-       [&](auto&& held, auto&& body) { detail::for_each_first_tile(*in.ovvv, body, held); });
-  t2_ = detail::read_dense_on_node(*in.t2, comm);
-  pack(tm_, tm_off_, occ_off_, occ_n_, [&](auto&&, auto&& body) { body(0, no, t2_.data()); });
-  ooov_ = detail::read_dense_on_node(*in.ooov, comm);
-  oovv_ = detail::read_dense_on_node(*in.oovv, comm);
+  const std::vector<std::size_t> x_size = layout(x_off_, vir_n_), tm_size = layout(tm_off_, occ_n_);
+  const std::vector<std::size_t> ovv(u(no), u(no * nv * nv)), oov(u(no), u(no * no * nv));
+  std::vector<std::size_t> weight(u(no));
+  for (std::size_t p = 0; p < u(no); ++p) weight[p] = x_size[p] + tm_size[p] + 2 * ovv[p] + oov[p];
+  x_ = NodeSlices(x_size, comm, weight);
+  tm_ = NodeSlices(tm_size, comm, weight);
+  t2_ = NodeSlices(ovv, comm, weight);
+  oovv_ = NodeSlices(ovv, comm, weight);
+  ooov_ = NodeSlices(oov, comm, weight);
+  const auto held = [&](extent_t p) { return x_.held(u(p)); };
+  // Slice p of dst from a dense [p][e or m][b][c] slab of the orbitals p0...
+  auto pack = [&](NodeSlices& dst, const std::vector<std::array<extent_t, pair_labels>>& at,
+                  const Ranges& row_off, const Ranges& row_n, extent_t p0, extent_t np,
+                  const double* slab) {
+    const extent_t rows_in = static_cast<extent_t>(row_off.back() + row_n.back());
+    for (extent_t p = p0; p < p0 + np; ++p)
+      for (int gbc = 0; gbc < pair_labels && held(p); ++gbc) {
+        const int le = remainder(gbc, occ_label_[u(p)], 1);
+        if (le < 0) continue;
+        const extent_t cols = cols_[u(gbc)];
+        for (extent_t e = 0; e < row_n[u(le)]; ++e)
+          for (int lb = 0; lb < orbital_labels; ++lb) {
+            const int lc = remainder(gbc, lb, 1);
+            if (lc < 0) continue;
+            const extent_t nb = vir_n_[u(lb)], nc = vir_n_[u(lc)];
+            double* row =
+                dst.writable(u(p)) + at[u(p)][u(gbc)] + e * cols + col_off_[u(gbc)][u(lb)];
+            for (extent_t b = 0; b < nb; ++b) {
+              const double* src =
+                  slab +
+                  (((p - p0) * rows_in + row_off[u(le)] + e) * nv + vir_off_[u(lb)] + b) * nv +
+                  vir_off_[u(lc)];
+              std::copy_n(src, nc, row + b * nc);
+            }
+          }
+      }
+  };
+  if (writes) {
+    detail::for_each_first_tile(
+        *in.ovvv,
+        [&](extent_t p0, extent_t np, const double* slab) {
+          pack(x_, x_off_, vir_off_, vir_n_, p0, np, slab);
+        },
+        held);
+    detail::read_slices(*in.t2, t2_);
+    detail::read_slices(*in.oovv, oovv_);
+    detail::read_slices(*in.ooov, ooov_);
+    for (extent_t p = 0; p < no; ++p)
+      if (held(p)) pack(tm_, tm_off_, occ_off_, occ_n_, p, 1, t2_.writable(u(p)));
+  }
   t1_ = read_dense(*in.t1);
   fov_ = read_dense(*in.fov);
-  NodeShared::publish({&t2_, &ooov_, &oovv_});
-  x_.publish();
-  tm_.publish();
+  NodeSlices::publish({&x_, &tm_, &t2_, &oovv_, &ooov_});
   has_inputs_ = true;
 }
 
 std::int64_t SpinOrbitalTriples::held_bytes() const {
-  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {&t2_, &ooov_, &oovv_}, {&x_, &tm_});
+  return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {}, {&x_, &tm_, &t2_, &oovv_, &ooov_});
 }
 
 std::int64_t SpinOrbitalTriples::fetched_bytes() const {
-  return x_.fetched_bytes() + tm_.fetched_bytes();
+  std::int64_t bytes = 0;
+  for (const NodeSlices* a : {&x_, &tm_, &t2_, &oovv_, &ooov_}) bytes += a->fetched_bytes();
+  return bytes;
 }
 
 extent_t SpinOrbitalTriples::scratch_doubles() const {
@@ -246,7 +262,7 @@ void SpinOrbitalTriples::antisymmetrize(int g, const double* x, double* dst) con
   });
 }
 
-void SpinOrbitalTriples::connected(int g, const Slices& p_slices, extent_t p, extent_t q,
+void SpinOrbitalTriples::connected(int g, extent_t p, const Slices& sp, const Slices& sq,
                                    extent_t r, double alpha, double* y) const {
   const extent_t no = no_, nv = nv_;
   for (int la = 0; la < orbital_labels; ++la) {
@@ -259,18 +275,18 @@ void SpinOrbitalTriples::connected(int g, const Slices& p_slices, extent_t p, ex
     double* out = y + w_off_[u(g)][u(la)];
     if (const extent_t ne = vir_n_[u(le)]; ne > 0)
       blas::gemm(false, false, na, cols, ne, alpha,
-                 t2_.data() + ((q * no + r) * nv + vir_off_[u(la)]) * nv + vir_off_[u(le)], nv,
-                 p_slices.x + x_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
+                 sq.t2 + (r * nv + vir_off_[u(la)]) * nv + vir_off_[u(le)], nv,
+                 sp.x + x_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
     if (const extent_t nm = occ_n_[u(le)]; nm > 0)
       blas::gemm(true, false, na, cols, nm, alpha,
-                 ooov_.data() + ((q * no + r) * no + occ_off_[u(le)]) * nv + vir_off_[u(la)], nv,
-                 p_slices.tm + tm_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
+                 sq.ooov + (r * no + occ_off_[u(le)]) * nv + vir_off_[u(la)], nv,
+                 sp.tm + tm_off_[u(p)][u(gbc)], cols, 1.0, out, cols);
   }
 }
 
-void SpinOrbitalTriples::disconnected(int g, extent_t p, extent_t q, extent_t r, double sign,
+void SpinOrbitalTriples::disconnected(int g, extent_t p, const Slices& sq, extent_t r, double sign,
                                       double* y) const {
-  const extent_t no = no_, nv = nv_;
+  const extent_t nv = nv_;
   for_each_block(g, [&](int la, int lb, int lc, int gbc) {
     const extent_t nb = vir_n_[u(lb)], nc = vir_n_[u(lc)], cols = cols_[u(gbc)];
     for (extent_t a = 0; a < vir_n_[u(la)]; ++a) {
@@ -279,8 +295,8 @@ void SpinOrbitalTriples::disconnected(int g, extent_t p, extent_t q, extent_t r,
       if (alpha == 0.0 && beta == 0.0) continue;
       double* rows = y + w_off_[u(g)][u(la)] + a * cols + col_off_[u(gbc)][u(lb)];
       for (extent_t b = 0; b < nb; ++b) {
-        const extent_t at = ((q * no + r) * nv + vir_off_[u(lb)] + b) * nv + vir_off_[u(lc)];
-        const double *integral = oovv_.data() + at, *amplitude = t2_.data() + at;
+        const extent_t at = (r * nv + vir_off_[u(lb)] + b) * nv + vir_off_[u(lc)];
+        const double *integral = sq.oovv + at, *amplitude = sq.t2 + at;
         double* row = rows + b * nc;
         for (extent_t c = 0; c < nc; ++c) row[c] += alpha * integral[c] + beta * amplitude[c];
       }
@@ -300,18 +316,18 @@ double SpinOrbitalTriples::energy(extent_t i, extent_t task, double* scratch, in
     double sign;
   };
   const std::array<Ordering, 3> orderings = {{{i, j, k, 1.0}, {j, i, k, -1.0}, {k, j, i, -1.0}}};
-  // Each ordering's p's slices, in place or got from the nodes that hold them.
-  std::array<Slices, 3> slices{};
-  for (std::size_t n = 0; n < 3; ++n)
-    slices[n] = {x_.read(u(orderings[n].p), worker), tm_.read(u(orderings[n].p), worker)};
+  // The slices of the triple's orbitals, in place or got from the nodes that hold them.
+  auto slices_of = [&](extent_t p) -> Slices {
+    return {x_.read(u(p), worker), tm_.read(u(p), worker), t2_.read(u(p), worker),
+            oovv_.read(u(p), worker), ooov_.read(u(p), worker)};
+  };
+  const std::array<Slices, 3> of = {slices_of(i), slices_of(j), slices_of(k)};
+  auto slices = [&](extent_t p) -> const Slices& { return of[p == i ? 0 : p == j ? 1 : 2]; };
 
   std::fill_n(y, size, 0.0);
-  for (std::size_t n = 0; n < 3; ++n) {
-    const Ordering& o = orderings[n];
-    connected(g, slices[n], o.p, o.q, o.r, -o.sign, y);
-  }
+  for (const Ordering& o : orderings) connected(g, o.p, slices(o.p), slices(o.q), o.r, -o.sign, y);
   antisymmetrize(g, y, w);
-  for (const Ordering& o : orderings) disconnected(g, o.p, o.q, o.r, o.sign, y);
+  for (const Ordering& o : orderings) disconnected(g, o.p, slices(o.q), o.r, o.sign, y);
   antisymmetrize(g, y, x);
 
   const double e_occ = eo_[u(i)] + eo_[u(j)] + eo_[u(k)];

@@ -104,4 +104,20 @@ void for_each_first_tile(const BlockTensor& t, Body&& body) {
   for_each_first_tile(t, body, [](extent_t) { return true; });
 }
 
+/** The slices of `dst` this node holds, slice p the tensor's dense [p][...] row, read tile by tile
+ *  of its first index (by the node's first rank). */
+inline void read_slices(const BlockTensor& t, NodeSlices& dst) {
+  const auto held = [&](extent_t p) { return dst.held(static_cast<std::size_t>(p)); };
+  for_each_first_tile(
+      t,
+      [&](extent_t p0, extent_t np, const double* slab) {
+        for (extent_t p = p0; p < p0 + np; ++p) {
+          const auto s = static_cast<std::size_t>(p);
+          if (held(p))
+            std::copy_n(slab + (p - p0) * dst.slice_size(s), dst.slice_size(s), dst.writable(s));
+        }
+      },
+      held);
+}
+
 }  // namespace tilecc::kernels::detail

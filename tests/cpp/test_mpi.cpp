@@ -350,7 +350,7 @@ TEST(Mpi, NodeSlicesAreSpreadOverTheNodesAndReadFromAnyRank) {
   for (std::size_t s = 0; s < x.slices(); ++s)
     if (x.writer() && x.held(s))
       for (std::size_t e = 0; e < sizes[s]; ++e) x.writable(s)[e] = 100.0 * s + e;
-  x.publish();
+  NodeSlices::publish({&x});
   std::size_t held = 0;
   std::int64_t elsewhere = 0;
   for (std::size_t s = 0; s < x.slices(); ++s) {
@@ -375,7 +375,7 @@ TEST(Mpi, NodeSlicesAreSpreadOverTheNodesAndReadFromAnyRank) {
   NodeSlices many(std::vector<std::size_t>(12, 1), world());
   for (std::size_t s = 0; s < many.slices(); ++s)
     if (many.writer() && many.held(s)) many.writable(s)[0] = static_cast<double>(s);
-  many.publish();
+  NodeSlices::publish({&many});
   for (int pass = 0; pass < 2; ++pass)
     for (std::size_t s = 0; s < many.slices(); ++s) ASSERT_EQ(many.read(s, 0)[0], s);
   EXPECT_EQ(many.fetched_bytes(), many.spread() ? 2 * 6 * 8 : 0);

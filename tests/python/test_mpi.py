@@ -139,14 +139,16 @@ def test_distributed_runs_give_the_one_process_energies(
     one = one_process[(reference, "ccsd(t)")]
     assert many["e_tot"] == pytest.approx(one["e_tot"], abs=1e-10)
     assert many["e_t"] == pytest.approx(one["e_t"], abs=1e-10)
-    # The (T) kernel's repacked inputs, once per node, on its first rank: on one node what one
-    # process holds; over two, the integrals indexed by an occupied orbital spread over them,
-    # and every rank's tasks get the slices of their triples that their node does not hold.
+    # The (T) kernel's repacked inputs, on each node's first rank: on one node what one process
+    # holds; over two, each 4-index array's slices (one per occupied orbital) split between them,
+    # nothing held twice but the small vectors every rank has, and every rank's tasks get the
+    # slices of their triples that their node does not hold.
     held = [r["triples_input_bytes"] for r in many["ranks"]]
     fetched = [r["triples_fetched_bytes"] for r in many["ranks"]]
     whole = one["ranks"][0]["triples_input_bytes"]
     if per_node:
-        assert all(0 < h < whole for h in held[::2]) and sum(held[::2]) > whole
+        assert held[1] == held[3] < whole / 10
+        assert sum(held[::2]) == whole + held[1] and max(held[::2]) < 0.6 * whole
         assert all(f > 0 for f in fetched)
     else:
         assert held[0] == whole and all(h < whole for h in held[1:])

@@ -86,12 +86,16 @@ class ClosedShellTriples final : public TriplesKernel {
   /** dst = sum of the terms, over the packed blocks of symmetry g. */
   template <std::size_t N>
   void permuted_sum(int g, double* dst, const std::array<Term, N>& terms) const;
-  /** The connected part of one ordering (p, q, r) in its own axes, into w0 (overwritten); x is
-   *  p's slice of (pa|fb). */
-  void connected(int g, extent_t p, const double* x, extent_t q, extent_t r, double* w0) const;
-  /** x = w + V/2, V the disconnected triples of the triple occ. */
-  void add_disconnected(int g, const std::array<extent_t, 3>& occ, const double* w,
-                        double* x) const;
+  /** An occupied orbital p's slices of the repacked inputs. */
+  struct Slices {
+    const double *x, *tm, *t2, *ovov, *iajm;
+  };
+  /** The connected part of one ordering (p, q, r) in its own axes, into w0 (overwritten). */
+  void connected(int g, extent_t p, const Slices& sp, extent_t q, extent_t r, const Slices& sr,
+                 double* w0) const;
+  /** x = w + V/2, V the disconnected triples of the triple occ (slices: its orbitals'). */
+  void add_disconnected(int g, const std::array<extent_t, 3>& occ,
+                        const std::array<Slices, 3>& slices, const double* w, double* x) const;
   template <class Body>
   void for_each_block(int g, Body&& body) const;
   /** body(m, n, k) for each GEMM of the triple (i, j, k). */
@@ -109,15 +113,12 @@ class ClosedShellTriples final : public TriplesKernel {
   Table row_off_{};
   std::array<extent_t, irreps> group_rows_{}, size_{};
   std::array<extent_t, irreps> rows_{};  // of a W of symmetry g: its contiguous runs
-  // (pa|fb) per p, packed as one [(a, b) rows of group gab][f] matrix per gab: a slice per p,
-  // spread over the nodes.
-  NodeSlices x_;
+  // Per occupied p, a slice of each, spread over the nodes (slice p of all on one node): (pa|fb)
+  // as one [(a, b) rows of group gab][f] matrix per gab; t_mp^bc as one [m][b][c] matrix per
+  // (gb, gc); t_pq^ab as [q][a][b]; (pa|qb) as [a][q][b]; (pa|mq) as [a][q][m].
+  NodeSlices x_, tm_, t2_, ovov_, iajm_;
   std::vector<std::array<extent_t, irreps>> x_off_;  // [p][gab], within p's slice
-  // t_mr^bc per r, packed as one [m][b][c] matrix per (gb, gc).
-  NodeShared tm_;
-  std::vector<Table> tm_off_;  // [r][gb][gc]
-  NodeShared iajm_;            // (ia|mj) as [i][a][j][m]
-  NodeShared t2_, ovov_;
+  std::vector<Table> tm_off_;                        // [p][gb][gc], within p's slice
   std::vector<double> t1_, fov_, eo_, ev_;
 };
 

@@ -76,15 +76,16 @@ class SpinOrbitalTriples final : public TriplesKernel {
   View view(int g, const std::array<int, 3>& axes, const std::array<int, 3>& block) const;
   /** dst = x - x_bac - x_cba over the packed blocks of label g. */
   void antisymmetrize(int g, const double* x, double* dst) const;
-  /** p's slices of <pe||bc> and t_pm^bc. */
+  /** An occupied orbital p's slices of the repacked inputs. */
   struct Slices {
-    const double *x, *tm;
+    const double *x, *tm, *t2, *oovv, *ooov;
   };
-  /** y += sign * (sum_e t_qr^ae <pe||bc> + sum_m t_pm^bc <qr||ma>). */
-  void connected(int g, const Slices& p_slices, extent_t p, extent_t q, extent_t r, double sign,
+  /** y += sign * (sum_e t_qr^ae <pe||bc> + sum_m t_pm^bc <qr||ma>), sp and sq the slices of p and
+   *  q. */
+  void connected(int g, extent_t p, const Slices& sp, const Slices& sq, extent_t r, double sign,
                  double* y) const;
   /** y += sign * (t_p^a <qr||bc> + f_pa t_qr^bc). */
-  void disconnected(int g, extent_t p, extent_t q, extent_t r, double sign, double* y) const;
+  void disconnected(int g, extent_t p, const Slices& sq, extent_t r, double sign, double* y) const;
   template <class Body>
   void for_each_block(int g, Body&& body) const;
   /** body(m, n, k) for each GEMM of the triple (i, j, k). */
@@ -102,11 +103,11 @@ class SpinOrbitalTriples final : public TriplesKernel {
   std::array<extent_t, triple_labels> rows_{};  // of a W of label g: its contiguous runs
   std::array<extent_t, pair_labels> cols_{};
   std::array<Ranges, pair_labels> col_off_{};
-  // <pe||bc> and t_pm^bc per p, each one [e or m][(b, c) columns of gbc] matrix per gbc: a slice
-  // per p, spread over the nodes.
-  NodeSlices x_, tm_;
+  // Per occupied p, a slice of each, spread over the nodes (slice p of all on one node): <pe||bc>
+  // and t_pm^bc as one [e or m][(b, c) columns of gbc] matrix per gbc; t_pq^bc, <pq||bc> and
+  // <pq||ma> as [q][b][c], [q][b][c] and [q][m][a].
+  NodeSlices x_, tm_, t2_, oovv_, ooov_;
   std::vector<std::array<extent_t, pair_labels>> x_off_, tm_off_;  // within p's slice
-  NodeShared t2_, ooov_, oovv_;
   std::vector<double> t1_, fov_, eo_, ev_;
 };
 
