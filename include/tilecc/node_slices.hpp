@@ -2,8 +2,8 @@
 /** @file An array cut into slices spread over the nodes: each slice is held by one node, in the
  * memory of the node's first rank, which writes it and which the node's ranks read in place, and a
  * rank of another node gets it with one one-sided get from that first rank. What the occupied-loop
- * (T) kernels keep their o v^3 integrals in, one slice per occupied orbital, so that no node holds
- * all of them: a task gets the slices of its triple that its node does not hold. Each worker
+ * (T) kernels keep their 4-index inputs in, one slice per occupied orbital, so that no node holds
+ * a whole one: a task gets the slices of its triple that its node does not hold. Each worker
  * keeps the last few slices it got (a step's tasks share their first orbital, and neighbouring
  * tasks their second). In one process, or with every rank on one node, every slice is held, and
  * this is a NodeShared array.

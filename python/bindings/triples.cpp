@@ -44,6 +44,18 @@ void bind_triples(nb::module_& m) {
                    "its first rank).")
       .def_prop_ro("fetched_bytes", &kernels::TriplesKernel::fetched_bytes,
                    "Bytes this process got from the input slices other nodes hold.")
+      .def_prop_ro("slice_doubles", &kernels::TriplesKernel::slice_doubles,
+                   "Per occupied orbital, the doubles of its slices of the inputs the kernel "
+                   "spreads over the nodes (empty: it spreads none).")
+      .def(
+          "task_orbitals",
+          [](const kernels::TriplesKernel& kernel, extent_t step) {
+            std::vector<std::vector<extent_t>> orbitals;
+            for (extent_t t = 0; t < kernel.tasks(step); ++t)
+              orbitals.push_back(kernel.task_orbitals(step, t));
+            return orbitals;
+          },
+          nb::arg("step"), "The occupied orbitals whose slices each task of the step reads.")
       .def_prop_ro("scale", &kernels::TriplesKernel::scale)
       .def_prop_ro("executed_flops", &triples_flops,
                    "Flops the kernel's GEMMs execute over every triple the step runs.")

@@ -68,6 +68,25 @@ ClosedShellTriples::ClosedShellTriples(const IndexSpace& o, const IndexSpace& v)
     size_[u(g)] = off;
     for_each_block(g, [&](int ga, int gb, int) { rows_[u(g)] += vir_n_[u(ga)] * vir_n_[u(gb)]; });
   }
+  // Slice p of each input: (pa|fb) as one [(a, b)][f] matrix per gab, f in irrep(p) ^ gab;
+  // t_mp^bc as one [m][b][c] matrix per (gb, gc), m in irrep(p) ^ gb ^ gc; t_pq^ab, (pa|qb) and
+  // (pa|mq) as [q][a][b], [a][q][b] and [a][q][m].
+  x_off_.resize(u(no_));
+  tm_off_.resize(u(no_));
+  x_size_.assign(u(no_), 0);
+  tm_size_.assign(u(no_), 0);
+  for (extent_t p = 0; p < no_; ++p) {
+    const int gp = occ_irrep_[u(p)];
+    for (int gab = 0; gab < irreps; ++gab) {
+      x_off_[u(p)][u(gab)] = static_cast<extent_t>(x_size_[u(p)]);
+      x_size_[u(p)] += u(group_rows_[u(gab)] * vir_n_[u(gp ^ gab)]);
+    }
+    for (int gb = 0; gb < irreps; ++gb)
+      for (int gc = 0; gc < irreps; ++gc) {
+        tm_off_[u(p)][u(gb)][u(gc)] = static_cast<extent_t>(tm_size_[u(p)]);
+        tm_size_[u(p)] += u(occ_n_[u(gp ^ gb ^ gc)] * vir_n_[u(gb)] * vir_n_[u(gc)]);
+      }
+  }
   eo_ = detail::energies(o);
   ev_ = detail::energies(v);
 }
@@ -81,28 +100,10 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
   const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
   const bool writes = NodeShared::writes_on(comm.get());
 
-  // Slice p of each: (pa|fb) as one [(a, b)][f] matrix per gab, f in irrep(p) ^ gab; t_mp^bc as
-  // one [m][b][c] matrix per (gb, gc), m in irrep(p) ^ gb ^ gc; t_pq^ab, (pa|qb) and (pa|mq) as
-  // [q][a][b], [a][q][b] and [a][q][m].
-  x_off_.resize(u(no));
-  tm_off_.resize(u(no));
-  std::vector<std::size_t> x_size(u(no), 0), tm_size(u(no), 0), weight(u(no), 0);
-  for (extent_t p = 0; p < no; ++p) {
-    const int gp = occ_irrep_[u(p)];
-    for (int gab = 0; gab < irreps; ++gab) {
-      x_off_[u(p)][u(gab)] = static_cast<extent_t>(x_size[u(p)]);
-      x_size[u(p)] += u(group_rows_[u(gab)] * vir_n_[u(gp ^ gab)]);
-    }
-    for (int gb = 0; gb < irreps; ++gb)
-      for (int gc = 0; gc < irreps; ++gc) {
-        tm_off_[u(p)][u(gb)][u(gc)] = static_cast<extent_t>(tm_size[u(p)]);
-        tm_size[u(p)] += u(occ_n_[u(gp ^ gb ^ gc)] * vir_n_[u(gb)] * vir_n_[u(gc)]);
-      }
-    weight[u(p)] = x_size[u(p)] + tm_size[u(p)] + u(2 * no * nv2 + nv * no * no);
-  }
+  const std::vector<std::size_t> weight = slice_doubles();
   const std::vector<std::size_t> dense_ovv(u(no), u(no * nv2)), dense_voo(u(no), u(nv * no * no));
-  x_ = NodeSlices(x_size, comm, weight);
-  tm_ = NodeSlices(tm_size, comm, weight);
+  x_ = NodeSlices(x_size_, comm, weight);
+  tm_ = NodeSlices(tm_size_, comm, weight);
   t2_ = NodeSlices(dense_ovv, comm, weight);
   ovov_ = NodeSlices(dense_ovv, comm, weight);
   iajm_ = NodeSlices(dense_voo, comm, weight);
@@ -171,6 +172,20 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
 
 std::int64_t ClosedShellTriples::held_bytes() const {
   return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {}, {&x_, &tm_, &t2_, &ovov_, &iajm_});
+}
+
+std::vector<std::size_t> ClosedShellTriples::slice_doubles() const {
+  std::vector<std::size_t> doubles(u(no_));
+  for (std::size_t p = 0; p < doubles.size(); ++p)
+    doubles[p] = x_size_[p] + tm_size_[p] + u(2 * no_ * nv_ * nv_ + nv_ * no_ * no_);
+  return doubles;
+}
+
+std::vector<extent_t> ClosedShellTriples::task_orbitals(extent_t i, extent_t task) const {
+  const auto [j, k] = occupied_pair(no_, i, task, false);
+  std::vector<extent_t> orbitals = {i, j, k};
+  orbitals.erase(std::unique(orbitals.begin(), orbitals.end()), orbitals.end());
+  return orbitals;
 }
 
 std::int64_t ClosedShellTriples::fetched_bytes() const {

@@ -70,6 +70,21 @@ SpinOrbitalTriples::SpinOrbitalTriples(const IndexSpace& o, const IndexSpace& v)
     for_each_block(g,
                    [&](int la, int lb, int, int) { rows_[u(g)] += vir_n_[u(la)] * vir_n_[u(lb)]; });
   }
+  // Slice p of <pe||bc> and t_pm^bc: one [e or m][(b, c)] matrix per gbc, the e or m of the
+  // label completing p to gbc; of t_pq^bc, <pq||ma> and <pq||bc>: [q][b][c], [q][m][a], [q][b][c].
+  auto layout = [&](std::vector<std::array<extent_t, pair_labels>>& at, const Ranges& row_n,
+                    std::vector<std::size_t>& slice) {
+    at.resize(u(no_));
+    slice.assign(u(no_), 0);
+    for (extent_t p = 0; p < no_; ++p)
+      for (int gbc = 0; gbc < pair_labels; ++gbc) {
+        at[u(p)][u(gbc)] = static_cast<extent_t>(slice[u(p)]);
+        const int le = remainder(gbc, occ_label_[u(p)], 1);
+        if (le >= 0) slice[u(p)] += u(row_n[u(le)] * cols_[u(gbc)]);
+      }
+  };
+  layout(x_off_, vir_n_, x_size_);
+  layout(tm_off_, occ_n_, tm_size_);
   eo_ = detail::energies(o);
   ev_ = detail::energies(v);
 }
@@ -87,25 +102,10 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
   // p on one node): on each node its first rank reads and writes those the node holds.
   const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
   const bool writes = NodeShared::writes_on(comm.get());
-  // Slice p of <pe||bc> and t_pm^bc: one [e or m][(b, c)] matrix per gbc, the e or m of the
-  // label completing p to gbc; of t_pq^bc, <pq||ma> and <pq||bc>: [q][b][c], [q][m][a], [q][b][c].
-  auto layout = [&](std::vector<std::array<extent_t, pair_labels>>& at, const Ranges& row_n) {
-    at.resize(u(no));
-    std::vector<std::size_t> slice(u(no), 0);
-    for (extent_t p = 0; p < no; ++p)
-      for (int gbc = 0; gbc < pair_labels; ++gbc) {
-        at[u(p)][u(gbc)] = static_cast<extent_t>(slice[u(p)]);
-        const int le = remainder(gbc, occ_label_[u(p)], 1);
-        if (le >= 0) slice[u(p)] += u(row_n[u(le)] * cols_[u(gbc)]);
-      }
-    return slice;
-  };
-  const std::vector<std::size_t> x_size = layout(x_off_, vir_n_), tm_size = layout(tm_off_, occ_n_);
+  const std::vector<std::size_t> weight = slice_doubles();
   const std::vector<std::size_t> ovv(u(no), u(no * nv * nv)), oov(u(no), u(no * no * nv));
-  std::vector<std::size_t> weight(u(no));
-  for (std::size_t p = 0; p < u(no); ++p) weight[p] = x_size[p] + tm_size[p] + 2 * ovv[p] + oov[p];
-  x_ = NodeSlices(x_size, comm, weight);
-  tm_ = NodeSlices(tm_size, comm, weight);
+  x_ = NodeSlices(x_size_, comm, weight);
+  tm_ = NodeSlices(tm_size_, comm, weight);
   t2_ = NodeSlices(ovv, comm, weight);
   oovv_ = NodeSlices(ovv, comm, weight);
   ooov_ = NodeSlices(oov, comm, weight);
@@ -158,6 +158,18 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
 
 std::int64_t SpinOrbitalTriples::held_bytes() const {
   return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {}, {&x_, &tm_, &t2_, &oovv_, &ooov_});
+}
+
+std::vector<std::size_t> SpinOrbitalTriples::slice_doubles() const {
+  std::vector<std::size_t> doubles(u(no_));
+  for (std::size_t p = 0; p < doubles.size(); ++p)
+    doubles[p] = x_size_[p] + tm_size_[p] + u(2 * no_ * nv_ * nv_ + no_ * no_ * nv_);
+  return doubles;
+}
+
+std::vector<extent_t> SpinOrbitalTriples::task_orbitals(extent_t i, extent_t task) const {
+  const auto [j, k] = occupied_pair(no_, i, task, true);
+  return {i, j, k};
 }
 
 std::int64_t SpinOrbitalTriples::fetched_bytes() const {

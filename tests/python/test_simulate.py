@@ -186,6 +186,26 @@ def test_triples_steps_are_gathered_shared_and_summed():
     assert one.bytes["intra_node"] == one.bytes["inter_node"] == 0
 
 
+def test_spread_triples_inputs_are_read_per_node_and_got_per_task():
+    # Two occupied orbitals whose slices take 400 kB and 200 kB: by LPT, orbital 0's on node 0,
+    # orbital 1's on node 1 (2 nodes of 1 rank, 1 worker each). Each node's first rank reads its
+    # share of the 1 MB of inputs (at most 2/3 of them, half through the network); then task 0
+    # (2 s, on rank 0) gets orbital 1's slices, and task 1 (1 s, on rank 1) orbital 0's, each
+    # a latency of 1 us and its bytes at 1 GB/s.
+    steps = [(np.array([2.0, 1.0]), np.array([2.0, 1.0]))]
+    w = TriplesWork("test", steps, 10**6, 10, np.array([4e5, 2e5]), [[[0, 1], [0]]])
+    out = simulate_triples(w, NET, Ranks(2), 1)
+    gather = 10 * (2 / 3) * 0.5 * 1e-6 + int(1e6 * (2 / 3) * 0.5) / 1e9
+    allreduce = 1e-6 + 8 / 1e9
+    step = max(2 + 1e-6 + 2e5 / 1e9, 1 + 1e-6 + 4e5 / 1e9) + allreduce
+    assert out.seconds == pytest.approx(gather + step, rel=1e-12)
+    assert out.bytes == {"local": 5 * 10**5, "intra_node": 0, "inter_node": 5 * 10**5 + 6 * 10**5}
+    assert out.ranks[0].communication == pytest.approx(gather + 1e-6 + 2e-4 + allreduce)
+    # On one node, nothing is spread: the inputs are read whole and no task gets anything.
+    one_node = simulate_triples(w, NET, Ranks(2, 2), 1)
+    assert one_node.bytes["inter_node"] == 0
+
+
 def test_a_triples_job_is_simulated_from_its_spaces():
     # The kernel tilecc would run, made from the spaces alone; on one rank and one thread the
     # step is the sum of its tasks' predicted seconds, which it also computes; it refuses energies.
@@ -204,6 +224,9 @@ def test_a_triples_job_is_simulated_from_its_spaces():
     out = simulate_triples(step, NET, Ranks(1), 1)
     assert out.seconds == pytest.approx(sum(s.sum() for _, s in step.steps), rel=1e-12)
     assert step.input_bytes > 0 and step.input_blocks > 0
+    # Its inputs spread over nodes a slice per occupied orbital: water has 4 active ones.
+    assert len(step.slice_bytes) == 4 and (step.slice_bytes > 0).all()
+    assert len(step.orbitals) == len(step.steps) and step.orbitals[0][0] == [0]
     work_only = _core.ClosedShellVirtualTriples(Space.spatial(3)._core, Space.spatial(5)._core)
     assert work_only.steps >= 1 and work_only.executed_flops > 0
     ctx = tilecc.Context(threads=1)

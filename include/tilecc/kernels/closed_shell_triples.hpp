@@ -65,6 +65,8 @@ class ClosedShellTriples final : public TriplesKernel {
   double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
   std::int64_t held_bytes() const override;
   std::int64_t fetched_bytes() const override;
+  std::vector<std::size_t> slice_doubles() const override;
+  std::vector<extent_t> task_orbitals(extent_t i, extent_t task) const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;
@@ -119,6 +121,7 @@ class ClosedShellTriples final : public TriplesKernel {
   NodeSlices x_, tm_, t2_, ovov_, iajm_;
   std::vector<std::array<extent_t, irreps>> x_off_;  // [p][gab], within p's slice
   std::vector<Table> tm_off_;                        // [p][gb][gc], within p's slice
+  std::vector<std::size_t> x_size_, tm_size_;        // [p], doubles of p's slice
   std::vector<double> t1_, fov_, eo_, ev_;
 };
 

@@ -63,6 +63,8 @@ class SpinOrbitalTriples final : public TriplesKernel {
   double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
   std::int64_t held_bytes() const override;
   std::int64_t fetched_bytes() const override;
+  std::vector<std::size_t> slice_doubles() const override;
+  std::vector<extent_t> task_orbitals(extent_t i, extent_t task) const override;
 
  private:
   using Ranges = std::array<extent_t, orbital_labels>;
@@ -108,6 +110,7 @@ class SpinOrbitalTriples final : public TriplesKernel {
   // <pq||ma> as [q][b][c], [q][b][c] and [q][m][a].
   NodeSlices x_, tm_, t2_, oovv_, ooov_;
   std::vector<std::array<extent_t, pair_labels>> x_off_, tm_off_;  // within p's slice
+  std::vector<std::size_t> x_size_, tm_size_;                      // [p], doubles of p's slice
   std::vector<double> t1_, fov_, eo_, ev_;
 };
 

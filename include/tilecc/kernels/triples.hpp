@@ -13,7 +13,7 @@
  *  - Inputs are read once, through the tensors' stores, when the kernel is made, and repacked,
  *    once per node: on several ranks the node's first rank reads them and writes the repacked
  *    arrays into memory the node's ranks share (NodeShared). The occupied-loop kernels spread
- *    their o v^3 integrals over the nodes instead, a slice per occupied orbital (NodeSlices):
+ *    their 4-index inputs over the nodes instead, a slice per occupied orbital (NodeSlices):
  *    a task gets the slices of its triple that its node does not hold;
  *    energy() is const and writes only its scratch (scratch_doubles() of it), so workers may call
  *    it concurrently. A kernel made from the spaces alone describes the work (steps, tasks,
@@ -86,6 +86,13 @@ class TriplesKernel {
   virtual std::int64_t held_bytes() const = 0;
   /** Bytes this process has got from other nodes' slices of the inputs (NodeSlices) so far. */
   virtual std::int64_t fetched_bytes() const { return 0; }
+  /** Per occupied orbital p, the doubles of its slices of the inputs the kernel spreads over the
+   *  nodes (all arrays' slice p, which share a node); empty when it spreads none. */
+  virtual std::vector<std::size_t> slice_doubles() const { return {}; }
+  /** The occupied orbitals whose slices the task reads (distinct). */
+  virtual std::vector<extent_t> task_orbitals(extent_t /*step*/, extent_t /*task*/) const {
+    return {};
+  }
   /** The task's seconds on one worker, predicted by the calibrated cost model: its GEMMs by the
    *  GEMM model at their shapes, its passes over its arrays by the permutation model as the
    *  copies and transposes they resemble. What `tilecc simulate` runs the (T) step with. */

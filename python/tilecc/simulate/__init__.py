@@ -61,15 +61,18 @@ class Prediction:
         return asdict(self)
 
 
-def works_of(cc: Any, triples: bool = False) -> tuple[list[Work], TriplesWork | None, HostWork]:
+def works_of(
+    cc: Any, triples: bool = False, nodes: int = 1
+) -> tuple[list[Work], TriplesWork | None, HostWork]:
     """One iteration of ``cc`` (a solver on a planning context) as simulation work: its
-    contractions, with ``triples`` its (T) step, and what it does between contractions."""
+    contractions, with ``triples`` its (T) step (the kernel tilecc runs on ``nodes`` nodes), and
+    what it does between contractions."""
     from tilecc.cc.planning import plan_iteration
 
     problem, amplitudes, runs = plan_iteration(cc)
     planned = {p.id: p for p in cc.context.runtime.contractions() if p.built}
     works = [Work.of_plan(planned[k].plan, n) for k, n in runs.items()]
-    step = triples_work(cc, problem, amplitudes) if triples else None
+    step = triples_work(cc, problem, amplitudes, nodes) if triples else None
     return works, step, HostWork.of_iteration(cc, problem, amplitudes)
 
 

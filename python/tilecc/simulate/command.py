@@ -12,7 +12,7 @@ from rich.table import Table
 from tilecc.files import replaced_atomically
 from tilecc.log import show
 from tilecc.options import RuntimeOptions
-from tilecc.simulate import Prediction, load_platform, predict, works_of
+from tilecc.simulate import Prediction, load_platform, predict, ranks_on, works_of
 from tilecc.simulate.engine import PHASES
 
 
@@ -40,7 +40,8 @@ def show_simulation(
     platform = load_platform(sim.platform).with_options(
         inter_node_latency_us=sim.latency_us, inter_node_gbps=sim.gbps
     )
-    works, step, host = works_of(cc, triples)
+    nodes = ranks_on(platform, sim.ranks, sim.ranks_per_node).nodes
+    works, step, host = works_of(cc, triples, nodes)
     p = predict(
         works,
         platform,
