@@ -19,21 +19,22 @@ bool Communicator::ready() {
 
 namespace {
 
-// A switch that is on unless the environment variable says `off`.
-bool on_unless_off(const char* name) {
+// A switch from the environment variable `name`: `on`, `off`, or unset (`by_default`).
+bool switch_setting(const char* name, bool by_default) {
   const char* text = std::getenv(name);
   const std::string value = text == nullptr ? "" : text;
   TILECC_CHECK(value.empty() || value == "on" || value == "off", name, " is '", value,
-               "'; set it to 'on' (the default) or 'off', or unset it.");
-  return value != "off";
+               "'; set it to 'on' or 'off', or unset it (", by_default ? "on" : "off", ").");
+  return value.empty() ? by_default : value == "on";
 }
 
 }  // namespace
 
 Communicator::Communicator(MPI_Comm comm, int ranks_per_node)
     : network_(NetworkEmulation::from_environment()),
-      fetch_once_(on_unless_off("TILECC_FETCH_ONCE")),
-      courier_sends_updates_(on_unless_off("TILECC_WORKQ_Q2")) {
+      fetch_once_(switch_setting("TILECC_FETCH_ONCE", true)),
+      courier_sends_updates_(switch_setting("TILECC_WORKQ_Q2", true)),
+      workers_fetch_when_idle_(switch_setting("TILECC_WORKQ_SWITCH", false)) {
   TILECC_CHECK(ready(),
                "distributed tilecc needs MPI initialised with MPI_THREAD_MULTIPLE (mpi4py does "
                "so when imported); launch it with mpiexec.");

@@ -459,9 +459,10 @@ class BatchCourier {
     }
   }
 
-  Courier courier(int depth, bool sends_updates) {
+  Courier courier(int depth, bool sends_updates, bool workers_fetch_when_idle) {
     Courier c;
     c.depth = depth;
+    c.workers_fetch_when_idle = workers_fetch_when_idle;
     c.fetch = [this](std::span<const task_id_t> tasks) { fetch(tasks); };
     c.release = [this] {
       for (auto& [store, slots] : fetched_) store->release(slots);
@@ -539,7 +540,8 @@ BatchStats run_distributed(std::span<const BatchItem> items, Executor& executor,
   std::optional<Courier> courier;
   if (workq_depth > 0) {
     batch_courier.emplace(items, tasks);
-    courier = batch_courier->courier(workq_depth, comm.courier_sends_updates());
+    courier = batch_courier->courier(workq_depth, comm.courier_sends_updates(),
+                                     comm.workers_fetch_when_idle());
   }
   // A rank gets each remote operand block once: the first task that needs it (or WorkQ's
   // courier) keeps it for the rank's others, until the batch ends (its operands may change after

@@ -5,10 +5,11 @@ paper 003's TCE mini-app at tiles of 50 and 500 doubles per side, and CCSD's lad
 tile size. Each case is timed in its own mpiexec run three ways: paper 003's
 get/compute/accumulate (every task gets its own blocks: TILECC_FETCH_ONCE=off), tilecc's default
 (each remote block got once per rank and contraction), WorkQ with its workers sending their own
-updates of remote blocks (TILECC_WORKQ_Q2=off), and WorkQ whole (those updates handed to the
-courier, Q2). The speed-up is the paper's baseline's time over WorkQ's (the target: at least 1.5
-on the mini-app at tile 50 with 20 us latency), printed beside WorkQ's over the default's and
-over WorkQ's without Q2.
+updates of remote blocks (TILECC_WORKQ_Q2=off), WorkQ whole (those updates handed to the
+courier, Q2), and WorkQ with role switching (a worker finding Q1 empty fetches for itself:
+TILECC_WORKQ_SWITCH=on). The speed-up is the paper's baseline's time over WorkQ's (the target: at
+least 1.5 on the mini-app at tile 50 with 20 us latency), printed beside WorkQ's over the
+default's and over WorkQ's without Q2, and WorkQ's time over WorkQ's with switching.
 
     python benchmarks/workq/run.py [--json PATH] [--latency-us 20] [--gbps 0] [--depth 8]
 """
@@ -43,6 +44,7 @@ def run(
     gbps: float,
     fetch_once: bool,
     q2: bool = True,
+    switching: bool = False,
 ) -> dict:
     env = {
         **os.environ,
@@ -51,6 +53,7 @@ def run(
         "TILECC_NET_GBPS": str(gbps),
         "TILECC_FETCH_ONCE": "on" if fetch_once else "off",
         "TILECC_WORKQ_Q2": "on" if q2 else "off",
+        "TILECC_WORKQ_SWITCH": "on" if switching else "off",
     }
     job = [sys.executable, str(HERE / "job.py"), workload, str(tile), str(depth), str(n), "3"]
     proc = subprocess.run(
@@ -81,8 +84,8 @@ def main() -> int:
     )
     table = Table(title=title)
     for col in ("workload", "tile", "per-task gets s", "once per rank s", "WorkQ, no Q2 s",
-                "WorkQ s", "speed-up", "over once per rank", "over no Q2",
-                "same result"):  # fmt: skip
+                "WorkQ s", "switching s", "speed-up", "over once per rank", "over no Q2",
+                "switching's", "same result"):  # fmt: skip
         table.add_column(col, justify="right")
     records = []
     for workload, tile, n in CASES:
@@ -92,26 +95,31 @@ def main() -> int:
         once = run(workload, tile, n, 0, args.latency_us, args.gbps, fetch_once=True)
         no_q2 = run(workload, tile, n, args.depth, args.latency_us, args.gbps, True, q2=False)
         workq = run(workload, tile, n, args.depth, args.latency_us, args.gbps, fetch_once=True)
+        switching = run(workload, tile, n, args.depth, args.latency_us, args.gbps, True,
+                        switching=True)  # fmt: skip
         speedup = base["seconds"] / workq["seconds"]
         same = all(
             abs(base["checksum"] - r["checksum"]) <= 1e-9 * abs(base["checksum"])
-            for r in (once, no_q2, workq)
+            for r in (once, no_q2, workq, switching)
         )
         records.append({
             "workload": workload, "tile": tile, "n": n, "ranks": 2, "ranks_per_node": 1,
             "latency_us": args.latency_us, "gbps": args.gbps, "depth": args.depth,
             "get_compute_accumulate_seconds": base["seconds"],
             "fetch_once_seconds": once["seconds"], "workq_without_q2_seconds": no_q2["seconds"],
-            "workq_seconds": workq["seconds"], "speedup": speedup,
+            "workq_seconds": workq["seconds"], "workq_switching_seconds": switching["seconds"],
+            "speedup": speedup,
+            "speedup_of_switching": workq["seconds"] / switching["seconds"],
             "speedup_over_fetch_once": once["seconds"] / workq["seconds"],
             "speedup_over_workq_without_q2": no_q2["seconds"] / workq["seconds"],
             "same_result": same,
         })  # fmt: skip
         table.add_row(
             workload, str(tile), f"{base['seconds']:.4f}", f"{once['seconds']:.4f}",
-            f"{no_q2['seconds']:.4f}", f"{workq['seconds']:.4f}", f"{speedup:.2f}",
-            f"{once['seconds'] / workq['seconds']:.2f}",
-            f"{no_q2['seconds'] / workq['seconds']:.2f}", "yes" if same else "NO",
+            f"{no_q2['seconds']:.4f}", f"{workq['seconds']:.4f}", f"{switching['seconds']:.4f}",
+            f"{speedup:.2f}", f"{once['seconds'] / workq['seconds']:.2f}",
+            f"{no_q2['seconds'] / workq['seconds']:.2f}",
+            f"{workq['seconds'] / switching['seconds']:.2f}", "yes" if same else "NO",
         )  # fmt: skip
     console.print(table)
     if args.json:

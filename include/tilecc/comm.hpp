@@ -59,6 +59,10 @@ class Communicator {
    *  TILECC_WORKQ_Q2 `on`, the default, or `off`: they send them themselves), read when the
    *  communicator is made. */
   bool courier_sends_updates() const { return courier_sends_updates_; }
+  /** Whether WorkQ's workers switch roles, fetching their next task's blocks themselves when Q1
+   *  is empty (TILECC_WORKQ_SWITCH `on`, or `off`, the default: they wait for the courier), read
+   *  when the communicator is made. */
+  bool workers_fetch_when_idle() const { return workers_fetch_when_idle_; }
   /** The window of the task counter, one 64-bit integer on rank 0. */
   MPI_Win counter_window() const { return counter_; }
   /** A number for the next window made (the same on every rank: windows are made collectively,
@@ -91,7 +95,7 @@ class Communicator {
   bool virtual_nodes_ = false;
   std::vector<int> node_;
   NetworkEmulation network_;
-  bool fetch_once_ = true, courier_sends_updates_ = true;
+  bool fetch_once_ = true, courier_sends_updates_ = true, workers_fetch_when_idle_ = false;
   MPI_Win counter_ = MPI_WIN_NULL;
   std::int64_t* counter_value_ = nullptr;
   std::int64_t next_window_id_ = 0;

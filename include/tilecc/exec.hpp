@@ -30,6 +30,9 @@ struct RunStats {
   std::vector<PhaseSeconds> segment_phases;
   std::vector<double> task_seconds;  ///< per task, measured (what refinement feeds back)
   std::int64_t posted_updates = 0;   ///< updates the workers handed to WorkQ's courier (Q2)
+  /// WorkQ's tasks whose workers fetched their own blocks (their first, and those role
+  /// switching gave them), not the courier.
+  std::int64_t self_fetched_tasks = 0;
 };
 
 /** A worker made slower on purpose, to study static vs dynamic scheduling on a quiet machine:

@@ -5,7 +5,11 @@
  * in front of every task. The courier fetches for as many tasks as the queue has room for at
  * once and completes those gets together, paying the network's latency once for all of them.
  * The workers hand their updates of other ranks' blocks back (Q2, an Outbox), and the courier
- * sends whatever has gathered, together, between its fetches. */
+ * sends whatever has gathered, together, between its fetches. Every worker gets its first task's
+ * blocks itself (the bootstrap get), so that none waits for the courier's first delivery; with
+ * role switching, a worker finding Q1 empty gets its next task's blocks itself too. The courier
+ * is a thread besides the workers, not one of the rank's compute slots, so it does not switch
+ * to computing: once it has nothing left to fetch it ends, and its core is the workers'. */
 #include <functional>
 #include <span>
 
@@ -23,6 +27,9 @@ struct Courier {
   std::function<void()> release;
   /** Points the stores the tasks write at Q2 for the run (null at its end); may be empty. */
   std::function<void(Outbox* outbox)> hand_over;
+  /** Role switching: a worker finding Q1 empty fetches its next task's blocks itself instead of
+   *  waiting for the courier. */
+  bool workers_fetch_when_idle = false;
 };
 
 /** Runs the pool's tasks on the executor's workers, in the pool's order, each once its blocks

@@ -8,12 +8,14 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <thread>
 
 #include "tilecc/error.hpp"
 #include "tilecc/exec.hpp"
+#include "tilecc/workq.hpp"
 
 namespace tilecc {
 namespace {
@@ -431,6 +433,49 @@ TEST(Sched, WakingTheWorkersRunsNothingAndLeavesThemReadyForTheNextJob) {
     ex.for_each(10, [&](std::int64_t, int) { ran.fetch_add(1); });
   }
   EXPECT_EQ(ran.load(), 30);
+}
+
+}  // namespace
+}  // namespace tilecc
+
+namespace tilecc {
+namespace {
+
+// WorkQ's queue: each task runs once; its blocks are fetched either by the courier or by the
+// worker that runs it (its first task, the bootstrap get; and, with role switching, any task it
+// would otherwise wait for); with a slow courier and switching, the workers fetch most.
+TEST(Workq, EveryTaskRunsOnceFetchedByTheCourierOrItsWorker) {
+  const std::vector<double> costs(40, 1.0);
+  for (const bool switching : {false, true}) {
+    SCOPED_TRACE(switching);
+    Executor ex(2, "counter");
+    std::mutex mutex;
+    std::vector<int> fetched(costs.size(), 0), ran(costs.size(), 0);
+    Courier courier;
+    courier.depth = 2;
+    courier.workers_fetch_when_idle = switching;
+    courier.fetch = [&](std::span<const task_id_t> tasks) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a slow network
+      std::lock_guard lock(mutex);
+      for (const task_id_t t : tasks) ++fetched[static_cast<std::size_t>(t)];
+    };
+    courier.release = [] {};
+    const RunStats stats = run_workq(
+        ex, {costs},
+        [&](task_id_t t, int) {
+          std::lock_guard lock(mutex);
+          ++ran[static_cast<std::size_t>(t)];
+        },
+        courier);
+    EXPECT_EQ(std::count(ran.begin(), ran.end(), 1), 40);
+    const auto by_courier = std::count(fetched.begin(), fetched.end(), 1);
+    EXPECT_EQ(std::count(fetched.begin(), fetched.end(), 0), stats.self_fetched_tasks);
+    EXPECT_EQ(by_courier + stats.self_fetched_tasks, 40);
+    if (switching)
+      EXPECT_GT(stats.self_fetched_tasks, 2);  // more than the two bootstrap gets
+    else
+      EXPECT_LE(stats.self_fetched_tasks, 2);  // a bootstrap get per worker at most
+  }
 }
 
 }  // namespace

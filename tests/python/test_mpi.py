@@ -363,7 +363,7 @@ def test_a_matrix_product_on_a_node_aware_grid_moves_what_the_model_counts():
     assert 6 * aware["inter_node"] == default["inter_node"] > 0
 
 
-@pytest.mark.parametrize("switch", ["TILECC_FETCH_ONCE", "TILECC_WORKQ_Q2"])
+@pytest.mark.parametrize("switch", ["TILECC_FETCH_ONCE", "TILECC_WORKQ_Q2", "TILECC_WORKQ_SWITCH"])
 def test_a_bad_communication_switch_is_one_sentence(switch):
     run = mpiexec(2, "run", str(WATER), "--basis", "sto-3g", **{switch: "sometimes"})
     assert run.returncode != 0

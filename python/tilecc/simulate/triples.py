@@ -130,7 +130,7 @@ def simulate_triples(work: TriplesWork, platform: Platform, ranks: Ranks, thread
     for times in out.ranks:
         times.communication += threads * gather
     latency, _ = platform.transfer_seconds(0, True)
-    for step, (costs, seconds) in enumerate(work.steps):
+    for index, (costs, seconds) in enumerate(work.steps):
         share = (
             np.asarray(_core.lpt_bins(costs.tolist(), size))
             if size > 1
@@ -143,18 +143,18 @@ def simulate_triples(work: TriplesWork, platform: Platform, ranks: Ranks, thread
             gets = np.zeros(len(order))
             if node_of is not None and len(order):
                 node = ranks.node_of(rank)
-                first = work.orbitals[step][int(order[0])][0]
+                first = work.orbitals[index][int(order[0])][0]
                 for n, task in enumerate(order.tolist()):
                     # The step's first orbital's slices: once per worker (its first task).
                     elsewhere = [
                         p
-                        for p in work.orbitals[step][task]
+                        for p in work.orbitals[index][task]
                         if node_of[p] != node and (p != first or n < threads)
                     ]
                     nbytes = float(work.slice_bytes[elsewhere].sum())
-                    gets[n] = len(elsewhere) * latency + platform.transfer_seconds(
-                        int(nbytes), True
-                    )[1]
+                    gets[n] = (
+                        len(elsewhere) * latency + platform.transfer_seconds(int(nbytes), True)[1]
+                    )
                     out.bytes["inter_node"] += int(nbytes)
             spans.append(_makespan(seconds[order] * slowdown + gets, threads))
             out.ranks[rank].compute += float(seconds[mine].sum() * slowdown)
