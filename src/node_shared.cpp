@@ -1,15 +1,41 @@
 #include "tilecc/node_shared.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "tilecc/comm.hpp"
 #include "tilecc/error.hpp"
+#include "tilecc/store.hpp"
 
 namespace tilecc {
 
-NodeShared::NodeShared(std::size_t n, std::shared_ptr<Communicator> comm)
+std::unique_ptr<BudgetShare> reserve_on_every_rank(const std::shared_ptr<MemoryBudget>& budget,
+                                                   std::int64_t bytes, const char* what,
+                                                   const Communicator* comm) {
+  std::unique_ptr<BudgetShare> share;
+  std::string refused;
+  try {
+    if (budget != nullptr && bytes > 0) share = std::make_unique<BudgetShare>(budget, bytes, what);
+  } catch (const InputError& error) {
+    refused = error.what();
+  }
+  int over = refused.empty() ? 0 : 1;
+  if (comm != nullptr && comm->size() > 1)
+    MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm->comm());
+  if (over == 0) return share;
+  throw InputError(!refused.empty() ? refused
+                                    : detail::concat("another rank's share of ", what,
+                                                     " is over the memory budget; raise the memory "
+                                                     "budget, or spread the job over more nodes."));
+}
+
+NodeShared::NodeShared(std::size_t n, std::shared_ptr<Communicator> comm,
+                       const std::shared_ptr<MemoryBudget>& budget)
     : comm_(std::move(comm)), size_(n) {
+  reserved_ = reserve_on_every_rank(
+      budget, writes_on(comm_.get()) ? static_cast<std::int64_t>(n * sizeof(double)) : 0,
+      "the (T) step's inputs", comm_.get());
   if (comm_ == nullptr || comm_->size() == 1) {
     comm_.reset();
     own_.assign(n, 0.0);
@@ -69,6 +95,7 @@ NodeShared& NodeShared::operator=(NodeShared&& other) noexcept {
   if (this == &other) return *this;
   release();
   comm_ = std::move(other.comm_);
+  reserved_ = std::move(other.reserved_);
   own_ = std::move(other.own_);
   win_ = std::exchange(other.win_, MPI_WIN_NULL);
   window_id_ = other.window_id_;

@@ -8,11 +8,13 @@
 #include "tilecc/comm.hpp"
 #include "tilecc/error.hpp"
 #include "tilecc/sched.hpp"
+#include "tilecc/store.hpp"
 
 namespace tilecc {
 
 NodeSlices::NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Communicator> comm,
-                       std::span<const std::size_t> weights)
+                       std::span<const std::size_t> weights,
+                       const std::shared_ptr<MemoryBudget>& budget)
     : comm_(std::move(comm)), size_(sizes.begin(), sizes.end()), offset_(sizes.size(), 0) {
   for (const std::size_t n : size_) largest_ = std::max(largest_, n);
   const int nodes = comm_ != nullptr && comm_->size() > 1 ? comm_->nodes() : 1;
@@ -31,7 +33,7 @@ NodeSlices::NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Commu
   }
   mine_ = filled[static_cast<std::size_t>(my_node_)];
   if (nodes == 1) {
-    node_array_ = NodeShared(mine_, comm_);
+    node_array_ = NodeShared(mine_, comm_, budget);
     writer_ = node_array_.writer();
     node_base_ = node_array_.data();
     return;
@@ -47,6 +49,9 @@ NodeSlices::NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Commu
   }
   const int first = first_rank_[static_cast<std::size_t>(my_node_)];
   writer_ = comm_->rank() == first;
+  reserved_ =
+      reserve_on_every_rank(budget, writer_ ? static_cast<std::int64_t>(mine_ * sizeof(double)) : 0,
+                            "the (T) step's inputs", comm_.get());
   const auto bytes = static_cast<MPI_Aint>(writer_ ? mine_ * sizeof(double) : 0);
   double* base = nullptr;
   if (MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, comm_->comm(), &base, &win_) !=
@@ -155,6 +160,7 @@ NodeSlices& NodeSlices::operator=(NodeSlices&& other) noexcept {
   my_node_ = other.my_node_;
   writer_ = other.writer_;
   node_array_ = std::move(other.node_array_);
+  reserved_ = std::move(other.reserved_);
   win_ = std::exchange(other.win_, MPI_WIN_NULL);
   node_base_ = win_ != MPI_WIN_NULL ? other.node_base_ : node_array_.data();
   other.node_base_ = nullptr;

@@ -14,13 +14,25 @@
 namespace tilecc {
 
 class Communicator;
+class BudgetShare;
+class MemoryBudget;
+
+/** Reserves `bytes` of `budget` (null: nothing) for as long as the result lives, agreed by every
+ *  rank of `comm` (null: this process alone) in one allreduce: when any rank's reservation is
+ *  refused, every rank throws InputError, so that none goes on to a collective the others never
+ *  reach. `what` names what the bytes are for. */
+std::unique_ptr<BudgetShare> reserve_on_every_rank(const std::shared_ptr<MemoryBudget>& budget,
+                                                   std::int64_t bytes, const char* what,
+                                                   const Communicator* comm);
 
 class NodeShared {
  public:
   NodeShared() = default;
-  /** `n` zeroed doubles, one copy per node of `comm` (null or a single rank: this process's own).
-   *  Collective: every rank of `comm` makes the same arrays in the same order. */
-  NodeShared(std::size_t n, std::shared_ptr<Communicator> comm);
+  /** `n` zeroed doubles, one copy per node of `comm` (null or a single rank: this process's own),
+   *  held against `budget` (null: uncounted) by the rank that holds them. Collective: every rank
+   *  of `comm` makes the same arrays in the same order. */
+  NodeShared(std::size_t n, std::shared_ptr<Communicator> comm,
+             const std::shared_ptr<MemoryBudget>& budget = nullptr);
   ~NodeShared();
   NodeShared(NodeShared&& other) noexcept;
   NodeShared& operator=(NodeShared&& other) noexcept;
@@ -47,6 +59,7 @@ class NodeShared {
  private:
   void release();
   std::shared_ptr<Communicator> comm_;
+  std::unique_ptr<BudgetShare> reserved_;
   std::vector<double> own_;  // in one process
   MPI_Win win_ = MPI_WIN_NULL;
   std::int64_t window_id_ = 0;

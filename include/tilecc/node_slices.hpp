@@ -47,10 +47,11 @@ class NodeSlices {
  public:
   NodeSlices() = default;
   /** Slices of these sizes (doubles), zeroed, spread over the nodes of `comm` (null: all in this
-   *  process) by `weights` (empty: the sizes). Collective: every rank makes the same slices in
-   *  the same order. */
+   *  process) by `weights` (empty: the sizes), held against `budget` (null: uncounted) by the
+   *  ranks that hold them. Collective: every rank makes the same slices in the same order. */
   NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Communicator> comm,
-             std::span<const std::size_t> weights = {});
+             std::span<const std::size_t> weights = {},
+             const std::shared_ptr<MemoryBudget>& budget = nullptr);
   ~NodeSlices();
   NodeSlices(NodeSlices&& other) noexcept;
   NodeSlices& operator=(NodeSlices&& other) noexcept;
@@ -98,7 +99,8 @@ class NodeSlices {
   std::size_t largest_ = 0, mine_ = 0;      // doubles of this rank's node
   int my_node_ = 0;
   bool writer_ = true;
-  NodeShared node_array_;        // on one node
+  NodeShared node_array_;                  // on one node
+  std::unique_ptr<BudgetShare> reserved_;  // on several
   MPI_Win win_ = MPI_WIN_NULL;   // over several: each first rank's memory, its node's slices
   double* node_base_ = nullptr;  // this node's slices, read in place (null: got)
   std::int64_t window_id_ = 0;

@@ -165,6 +165,8 @@ class Runtime {
   }
   /** The bytes its tensors hold, against its memory budget. */
   const MemoryBudget& memory() const { return *budget_; }
+  /** That budget, for what else holds bytes against it (the (T) kernels' repacked inputs). */
+  std::shared_ptr<MemoryBudget> memory_budget() const { return budget_; }
   /** Where its disk tensors' files go, and which of their blocks are in memory. */
   const ScratchSpace& scratch() const { return *scratch_; }
   ScratchSpace& scratch() { return *scratch_; }

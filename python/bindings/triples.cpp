@@ -24,12 +24,15 @@ void bind_closed_shell(nb::module_& m, const char* name) {
           "__init__",
           [](Kernel* self, const BlockTensor& ovvv, const BlockTensor& ovoo,
              const BlockTensor& ovov, const BlockTensor& t2, const BlockTensor& t1,
-             const BlockTensor& fov) {
+             const BlockTensor& fov, const Runtime* runtime) {
             nb::gil_scoped_release release;
-            new (self) Kernel({&ovvv, &ovoo, &ovov, &t2, &t1, &fov});
+            new (self) Kernel({&ovvv, &ovoo, &ovov, &t2, &t1, &fov,
+                               runtime != nullptr ? runtime->memory_budget() : nullptr});
           },
           nb::arg("ovvv"), nb::arg("ovoo"), nb::arg("ovov"), nb::arg("t2"), nb::arg("t1"),
-          nb::arg("fov"))
+          nb::arg("fov"), nb::arg("runtime").none() = nullptr,
+          "The kernel over these tensors, its repacked inputs held against the runtime's "
+          "memory budget (none: uncounted).")
       .def(nb::init<const IndexSpace&, const IndexSpace&>(), nb::arg("occupied"),
            nb::arg("virtual"), "The work alone (no energies), for these spaces.");
 }
@@ -98,12 +101,16 @@ void bind_triples(nb::module_& m) {
           "__init__",
           [](kernels::SpinOrbitalTriples* self, const BlockTensor& ovvv, const BlockTensor& ooov,
              const BlockTensor& oovv, const BlockTensor& t2, const BlockTensor& t1,
-             const BlockTensor& fov) {
+             const BlockTensor& fov, const Runtime* runtime) {
             nb::gil_scoped_release release;
-            new (self) kernels::SpinOrbitalTriples({&ovvv, &ooov, &oovv, &t2, &t1, &fov});
+            new (self) kernels::SpinOrbitalTriples(
+                {&ovvv, &ooov, &oovv, &t2, &t1, &fov,
+                 runtime != nullptr ? runtime->memory_budget() : nullptr});
           },
           nb::arg("ovvv"), nb::arg("ooov"), nb::arg("oovv"), nb::arg("t2"), nb::arg("t1"),
-          nb::arg("fov"));
+          nb::arg("fov"), nb::arg("runtime").none() = nullptr,
+          "The kernel over these tensors, its repacked inputs held against the runtime's "
+          "memory budget (none: uncounted).");
 }
 
 }  // namespace tilecc::python

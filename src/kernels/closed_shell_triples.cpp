@@ -102,11 +102,11 @@ ClosedShellTriples::ClosedShellTriples(const ClosedShellTriplesInputs& in)
 
   const std::vector<std::size_t> weight = slice_doubles();
   const std::vector<std::size_t> dense_ovv(u(no), u(no * nv2)), dense_voo(u(no), u(nv * no * no));
-  x_ = NodeSlices(x_size_, comm, weight);
-  tm_ = NodeSlices(tm_size_, comm, weight);
-  t2_ = NodeSlices(dense_ovv, comm, weight);
-  ovov_ = NodeSlices(dense_ovv, comm, weight);
-  iajm_ = NodeSlices(dense_voo, comm, weight);
+  x_ = NodeSlices(x_size_, comm, weight, in.budget);
+  tm_ = NodeSlices(tm_size_, comm, weight, in.budget);
+  t2_ = NodeSlices(dense_ovv, comm, weight, in.budget);
+  ovov_ = NodeSlices(dense_ovv, comm, weight, in.budget);
+  iajm_ = NodeSlices(dense_voo, comm, weight, in.budget);
   const auto held = [&](extent_t p) { return x_.held(u(p)); };
   if (writes) {
     detail::for_each_first_tile(

@@ -141,7 +141,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         pxfy_off_[u((x * irreps + gp) * nv + y)] = total;
         total += occ_n_[u(gp)] * vir_n_[u(gp ^ gv(x) ^ gv(y))];
       }
-  pxfy_ = NodeShared(u(total), comm);
+  pxfy_ = NodeShared(u(total), comm, in.budget);
   if (writes)
     detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
       for (extent_t p = p0; p < p0 + np; ++p) {
@@ -170,7 +170,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
       t2f_off_[u(h * nv + z)] = total;
       total += npairs_[u(h)] * vir_n_[u(h ^ gv(z))];
     }
-  t2f_ = NodeShared(u(total), comm);
+  t2f_ = NodeShared(u(total), comm, in.budget);
   for (int h = 0; h < irreps && writes; ++h)
     for (extent_t z = 0; z < nv; ++z) {
       const int gf = h ^ gv(z);
@@ -196,7 +196,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         t2m_yz_off_[u((y * irreps + gr) * nv + z)] = total;
         total += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
       }
-  t2m_yz_ = NodeShared(u(total), comm);
+  t2m_yz_ = NodeShared(u(total), comm, in.budget);
   total = 0;
   for (extent_t z = 0; z < nv; ++z)
     for (int gr = 0; gr < irreps; ++gr)
@@ -204,7 +204,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         t2m_zy_off_[u((z * irreps + gr) * nv + y)] = total;
         total += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
       }
-  t2m_zy_ = NodeShared(u(total), comm);
+  t2m_zy_ = NodeShared(u(total), comm, in.budget);
   for (extent_t y = 0; y < nv && writes; ++y)
     for (int gr = 0; gr < irreps; ++gr)
       for (extent_t z = 0; z < nv; ++z) {
@@ -228,7 +228,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
         ovoo_off_[u(h * nv + x)] = total;
         total += npairs_[u(h)] * occ_n_[u(h ^ gv(x))];
       }
-    ovoo_ = NodeShared(u(total), comm);
+    ovoo_ = NodeShared(u(total), comm, in.budget);
     for (int h = 0; h < irreps && writes; ++h)
       for (extent_t x = 0; x < nv; ++x) {
         const int gm = h ^ gv(x);
@@ -250,8 +250,8 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
   {
     const std::vector<double> ovov =
         writes ? read_dense(*in.ovov) : std::vector<double>{};  // [i][a][j][b]
-    ovov_ = NodeShared(u(nv2 * no * no), comm);
-    t2_ = NodeShared(u(nv2 * no * no), comm);
+    ovov_ = NodeShared(u(nv2 * no * no), comm, in.budget);
+    t2_ = NodeShared(u(nv2 * no * no), comm, in.budget);
     for (extent_t a = 0; a < nv && writes; ++a)
       for (extent_t b = 0; b < nv; ++b)
         for (extent_t i = 0; i < no; ++i)

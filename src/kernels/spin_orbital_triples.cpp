@@ -104,11 +104,11 @@ SpinOrbitalTriples::SpinOrbitalTriples(const SpinOrbitalTriplesInputs& in)
   const bool writes = NodeShared::writes_on(comm.get());
   const std::vector<std::size_t> weight = slice_doubles();
   const std::vector<std::size_t> ovv(u(no), u(no * nv * nv)), oov(u(no), u(no * no * nv));
-  x_ = NodeSlices(x_size_, comm, weight);
-  tm_ = NodeSlices(tm_size_, comm, weight);
-  t2_ = NodeSlices(ovv, comm, weight);
-  oovv_ = NodeSlices(ovv, comm, weight);
-  ooov_ = NodeSlices(oov, comm, weight);
+  x_ = NodeSlices(x_size_, comm, weight, in.budget);
+  tm_ = NodeSlices(tm_size_, comm, weight, in.budget);
+  t2_ = NodeSlices(ovv, comm, weight, in.budget);
+  oovv_ = NodeSlices(ovv, comm, weight, in.budget);
+  ooov_ = NodeSlices(oov, comm, weight, in.budget);
   const auto held = [&](extent_t p) { return x_.held(u(p)); };
   // Slice p of dst from a dense [p][e or m][b][c] slab of the orbitals p0...
   auto pack = [&](NodeSlices& dst, const std::vector<std::array<extent_t, pair_labels>>& at,

@@ -51,18 +51,6 @@ inline std::shared_ptr<Communicator> communicator_of(const BlockTensor& t) {
   return distributed != nullptr ? distributed->communicator_ptr() : nullptr;
 }
 
-/** A tensor's dense array, held once per node of `comm` (read by the node's first rank; see
- *  NodeShared: publish() it before the node's other ranks read it). */
-inline NodeShared read_dense_on_node(const BlockTensor& t,
-                                     const std::shared_ptr<Communicator>& comm) {
-  const TileBox box = whole(t.shape());
-  extent_t elements = 1;
-  for (int k = 0; k < t.rank(); ++k) elements *= box_extent(t.shape(), box, k);
-  NodeShared out(static_cast<std::size_t>(elements), comm);
-  if (out.writer()) read_box(t, box, out.data());
-  return out;
-}
-
 /** Refuses energy() on a kernel made from its spaces alone. */
 inline void check_inputs(bool has_inputs, const char* kernel) {
   TILECC_CHECK(has_inputs, "(T): this ", kernel,

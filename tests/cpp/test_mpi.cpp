@@ -388,6 +388,25 @@ TEST(Mpi, NodeSlicesAreSpreadOverTheNodesAndReadFromAnyRank) {
   }
 }
 
+TEST(Mpi, NodeArraysOverTheBudgetAreRefusedOnEveryRank) {
+  // Rank 0, its node's first rank, has a budget of 100 bytes, less than its node's share of the
+  // array; the others have none: every rank refuses, none waits in a collective the others
+  // never reach. With room, each node's first rank holds its share against the budget until
+  // the array goes.
+  const bool tight = world()->rank() == 0;
+  auto budget = std::make_shared<MemoryBudget>(tight ? 100 : 0);
+  const std::vector<std::size_t> sizes(8, 100);
+  EXPECT_THROW(NodeSlices(sizes, world(), {}, budget), InputError);
+  EXPECT_EQ(budget->used(), 0);
+  auto roomy = std::make_shared<MemoryBudget>(1 << 20);
+  {
+    NodeSlices x(sizes, world(), {}, roomy);
+    EXPECT_EQ(roomy->used(), x.held_bytes());
+    EXPECT_EQ(world()->sum(static_cast<double>(x.held_bytes())), 8.0 * 800);
+  }
+  EXPECT_EQ(roomy->used(), 0);
+}
+
 }  // namespace
 }  // namespace tilecc
 

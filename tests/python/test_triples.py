@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -203,3 +204,36 @@ def test_executed_flops_are_counted_exactly():
             )
             expected += 2.0 * (np.count_nonzero(e_term) + np.count_nonzero(m_term))
     assert kernel.executed_flops == expected
+
+
+def test_the_triples_inputs_are_held_against_the_memory_budget():
+    # The kernel's repacked inputs count against the runtime's budget while it lives: with room,
+    # the budget holds exactly the bytes the kernel reports and lets them go with it; without,
+    # making the kernel is refused in one sentence. Room is taken away by a tensor made to fill
+    # the budget but for half the kernel's bytes.
+    mol = gto.M(atom=WATER, basis="6-31g", symmetry=True, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-10)
+    budget = 4 * 10**6
+    mine = tilecc.cc.RCCSD(mf, frozen=1, threads=1, conv_tol=1e-6, memory_budget=budget).run()
+
+    def used() -> int:
+        return int(mine.context.runtime.memory["used_bytes"])
+
+    before = used()
+    for loop in ("occupied", "virtual"):
+        kernel = triples.restricted_kernel(mine.t1, mine.t2, mine.problem, loop)
+        held = kernel.held_bytes
+        assert held > 0 and used() == before + held - 8 * (
+            2 * mine.problem.occ.size * mine.problem.vir.size
+            + mine.problem.occ.size
+            + mine.problem.vir.size
+        )  # all but the small vectors (t1, f_ov, orbital energies), which it keeps aside
+        del kernel
+        assert used() == before
+    side = math.isqrt((budget - before - held // 2) // 8)
+    filler = tilecc.Tensor([tilecc.Space.spatial(side)] * 2, context=mine.context, name="fill")
+    filler.fill_(0.0)
+    assert budget - held < used() <= budget
+    with pytest.raises(ValueError, match=r"more for the \(T\) step's inputs\); raise the memory"):
+        triples.restricted_kernel(mine.t1, mine.t2, mine.problem, "virtual")
+    del filler

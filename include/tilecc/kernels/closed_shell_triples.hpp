@@ -41,6 +41,8 @@ struct ClosedShellTriplesInputs {
   const BlockTensor* t2 = nullptr;    ///< t_ij^ab over (o, o, v, v)
   const BlockTensor* t1 = nullptr;    ///< t_i^a over (o, v)
   const BlockTensor* fov = nullptr;   ///< f_ia over (o, v)
+  /** What the repacked inputs are held against (null: uncounted): the runtime's budget. */
+  std::shared_ptr<MemoryBudget> budget;
   /** Refuses a missing tensor or one over other spaces, in one sentence. */
   void check() const;
 };

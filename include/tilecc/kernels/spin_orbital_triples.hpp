@@ -40,6 +40,8 @@ struct SpinOrbitalTriplesInputs {
   const BlockTensor* t2 = nullptr;    ///< t_ij^ab over (o, o, v, v)
   const BlockTensor* t1 = nullptr;    ///< t_i^a over (o, v)
   const BlockTensor* fov = nullptr;   ///< f_ia over (o, v)
+  /** What the repacked inputs are held against (null: uncounted): the runtime's budget. */
+  std::shared_ptr<MemoryBudget> budget;
 };
 
 class SpinOrbitalTriples final : public TriplesKernel {

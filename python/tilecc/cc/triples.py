@@ -71,6 +71,7 @@ def spin_orbital_kernel(t1: Tensor, t2: Tensor, p: SpinOrbitalProblem) -> _core.
         t2=t2.settled_core(),
         t1=t1.settled_core(),
         fov=p.fock["ov"].settled_core(),
+        runtime=t1.context.runtime,
     )
 
 
@@ -153,6 +154,7 @@ def restricted_kernel(
         t2=t2.settled_core(),
         t1=t1.settled_core(),
         fov=p.fock["ov"].settled_core(),
+        runtime=t1.context.runtime,
     )
 
 
