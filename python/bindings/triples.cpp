@@ -45,6 +45,10 @@ void bind_triples(nb::module_& m) {
       .def_prop_ro("held_bytes", &kernels::TriplesKernel::held_bytes,
                    "Bytes of repacked inputs this process holds (a node's shared arrays count on "
                    "its first rank).")
+      .def_prop_ro("scratch_doubles", &kernels::TriplesKernel::scratch_doubles,
+                   "Doubles of scratch each worker holds while it runs the kernel's tasks.")
+      .def_prop_ro("input_bytes", &kernels::TriplesKernel::input_bytes,
+                   "Bytes of repacked inputs one node holds in all, known from the spaces alone.")
       .def_prop_ro("fetched_bytes", &kernels::TriplesKernel::fetched_bytes,
                    "Bytes this process got from the input slices other nodes hold.")
       .def_prop_ro("slice_doubles", &kernels::TriplesKernel::slice_doubles,

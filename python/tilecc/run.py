@@ -458,7 +458,9 @@ def show_plan(opts: RunOptions, cc: Any) -> dict[str, Any]:
     """``tilecc plan``: print (and with --json, write) what the job will need."""
     from tilecc.cc.planning import plan_job
 
-    plan = plan_job(cc, opts.runtime.memory_budget, opts.runtime.staging)
+    plan = plan_job(
+        cc, opts.runtime.memory_budget, opts.runtime.staging, triples=opts.method == "ccsd(t)"
+    )
     table = Table(title=f"{opts.method.upper()} / {opts.basis} on {opts.molecule.name}: plan")
     table.add_column("quantity")
     table.add_column("value", justify="right")
@@ -473,6 +475,9 @@ def show_plan(opts: RunOptions, cc: Any) -> dict[str, Any]:
     table.add_row("integral transformation", f"{plan.integrals_batch_bytes / mb:.1f} MiB")
     table.add_row("AO integrals held", f"{plan.ao_integrals_bytes / mb:.1f} MiB")
     table.add_row("process before CC", f"{plan.process_bytes / mb:.1f} MiB")
+    if plan.triples_input_bytes:
+        table.add_row("(T) inputs (this node)", f"{plan.triples_input_bytes / mb:.1f} MiB")
+        table.add_row("(T) workers' scratch", f"{plan.triples_scratch_bytes / mb:.1f} MiB")
     table.add_row("peak memory", f"{plan.peak_memory_bytes / mb:.1f} MiB")
     table.add_row("memory budget", f"{plan.memory_budget_bytes / mb:.1f} MiB")
     table.add_row("iteration (cost model)", f"{plan.iteration_seconds:.2f} s")

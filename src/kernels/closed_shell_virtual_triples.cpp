@@ -86,6 +86,45 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const IndexSpace& o, const 
     gathered_doubles_ = std::max(gathered_doubles_, off);
   }
 
+  // The repacked inputs' layouts. (px|fy) per (x, irrep(p), y), [p][f].
+  pxfy_off_.resize(u(nv * irreps * nv));
+  for (extent_t x = 0; x < nv; ++x)
+    for (int gp = 0; gp < irreps; ++gp)
+      for (extent_t y = 0; y < nv; ++y) {
+        pxfy_off_[u((x * irreps + gp) * nv + y)] = pxfy_doubles_;
+        pxfy_doubles_ += occ_n_[u(gp)] * vir_n_[u(gp ^ gv(x) ^ gv(y))];
+      }
+  // t_rq^zf per (h, z): [(q, r) pairs of h][f].
+  t2f_off_.resize(u(irreps * nv));
+  for (int h = 0; h < irreps; ++h)
+    for (extent_t z = 0; z < nv; ++z) {
+      t2f_off_[u(h * nv + z)] = t2f_doubles_;
+      t2f_doubles_ += npairs_[u(h)] * vir_n_[u(h ^ gv(z))];
+    }
+  // t_mr^yz as [r][m] per (y, irrep(r), z) and per (z, irrep(r), y).
+  t2m_yz_off_.resize(u(nv * irreps * nv));
+  t2m_zy_off_.resize(u(nv * irreps * nv));
+  for (extent_t y = 0; y < nv; ++y)
+    for (int gr = 0; gr < irreps; ++gr)
+      for (extent_t z = 0; z < nv; ++z) {
+        t2m_yz_off_[u((y * irreps + gr) * nv + z)] = t2m_doubles_;
+        t2m_doubles_ += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
+      }
+  extent_t total = 0;
+  for (extent_t z = 0; z < nv; ++z)
+    for (int gr = 0; gr < irreps; ++gr)
+      for (extent_t y = 0; y < nv; ++y) {
+        t2m_zy_off_[u((z * irreps + gr) * nv + y)] = total;
+        total += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
+      }
+  // (px|mq) per (h, x): [(p, q) pairs of h][m].
+  ovoo_off_.resize(u(irreps * nv));
+  for (int h = 0; h < irreps; ++h)
+    for (extent_t x = 0; x < nv; ++x) {
+      ovoo_off_[u(h * nv + x)] = ovoo_doubles_;
+      ovoo_doubles_ += npairs_[u(h)] * occ_n_[u(h ^ gv(x))];
+    }
+
   eo_ = detail::energies(o);
   ev_ = detail::energies(v);
 
@@ -132,16 +171,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
   const std::shared_ptr<Communicator> comm = detail::communicator_of(*in.t2);
   const bool writes = NodeShared::writes_on(comm.get());
 
-  // (px|fy) per (x, irrep(p), y), [p][f].
-  pxfy_off_.resize(u(nv * irreps * nv));
-  extent_t total = 0;
-  for (extent_t x = 0; x < nv; ++x)
-    for (int gp = 0; gp < irreps; ++gp)
-      for (extent_t y = 0; y < nv; ++y) {
-        pxfy_off_[u((x * irreps + gp) * nv + y)] = total;
-        total += occ_n_[u(gp)] * vir_n_[u(gp ^ gv(x) ^ gv(y))];
-      }
-  pxfy_ = NodeShared(u(total), comm, in.budget);
+  pxfy_ = NodeShared(u(pxfy_doubles_), comm, in.budget);
   if (writes)
     detail::for_each_first_tile(*in.ovvv, [&](extent_t p0, extent_t np, const double* slab) {
       for (extent_t p = p0; p < p0 + np; ++p) {
@@ -162,15 +192,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
   auto amplitude = [&](extent_t i, extent_t j, extent_t a, extent_t b) {
     return t2[u(((i * no + j) * nv + a) * nv + b)];
   };
-  // t_rq^zf per (h, z): [(q, r) pairs of h][f].
-  t2f_off_.resize(u(irreps * nv));
-  total = 0;
-  for (int h = 0; h < irreps; ++h)
-    for (extent_t z = 0; z < nv; ++z) {
-      t2f_off_[u(h * nv + z)] = total;
-      total += npairs_[u(h)] * vir_n_[u(h ^ gv(z))];
-    }
-  t2f_ = NodeShared(u(total), comm, in.budget);
+  t2f_ = NodeShared(u(t2f_doubles_), comm, in.budget);
   for (int h = 0; h < irreps && writes; ++h)
     for (extent_t z = 0; z < nv; ++z) {
       const int gf = h ^ gv(z);
@@ -186,25 +208,8 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
           }
       }
     }
-  // t_mr^yz as [r][m] per (y, irrep(r), z) and per (z, irrep(r), y).
-  t2m_yz_off_.resize(u(nv * irreps * nv));
-  t2m_zy_off_.resize(u(nv * irreps * nv));
-  total = 0;
-  for (extent_t y = 0; y < nv; ++y)
-    for (int gr = 0; gr < irreps; ++gr)
-      for (extent_t z = 0; z < nv; ++z) {
-        t2m_yz_off_[u((y * irreps + gr) * nv + z)] = total;
-        total += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
-      }
-  t2m_yz_ = NodeShared(u(total), comm, in.budget);
-  total = 0;
-  for (extent_t z = 0; z < nv; ++z)
-    for (int gr = 0; gr < irreps; ++gr)
-      for (extent_t y = 0; y < nv; ++y) {
-        t2m_zy_off_[u((z * irreps + gr) * nv + y)] = total;
-        total += occ_n_[u(gr)] * occ_n_[u(gr ^ gv(y) ^ gv(z))];
-      }
-  t2m_zy_ = NodeShared(u(total), comm, in.budget);
+  t2m_yz_ = NodeShared(u(t2m_doubles_), comm, in.budget);
+  t2m_zy_ = NodeShared(u(t2m_doubles_), comm, in.budget);
   for (extent_t y = 0; y < nv && writes; ++y)
     for (int gr = 0; gr < irreps; ++gr)
       for (extent_t z = 0; z < nv; ++z) {
@@ -221,14 +226,7 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
   {
     const std::vector<double> ovoo =
         writes ? read_dense(*in.ovoo) : std::vector<double>{};  // [p][x][m][q]
-    ovoo_off_.resize(u(irreps * nv));
-    total = 0;
-    for (int h = 0; h < irreps; ++h)
-      for (extent_t x = 0; x < nv; ++x) {
-        ovoo_off_[u(h * nv + x)] = total;
-        total += npairs_[u(h)] * occ_n_[u(h ^ gv(x))];
-      }
-    ovoo_ = NodeShared(u(total), comm, in.budget);
+    ovoo_ = NodeShared(u(ovoo_doubles_), comm, in.budget);
     for (int h = 0; h < irreps && writes; ++h)
       for (extent_t x = 0; x < nv; ++x) {
         const int gm = h ^ gv(x);
@@ -271,6 +269,12 @@ ClosedShellVirtualTriples::ClosedShellVirtualTriples(const ClosedShellTriplesInp
     }
   NodeShared::publish({&pxfy_, &t2f_, &t2m_yz_, &t2m_zy_, &ovoo_, &ovov_, &t2_});
   has_inputs_ = true;
+}
+
+std::int64_t ClosedShellVirtualTriples::input_bytes() const {
+  return 8 * (pxfy_doubles_ + t2f_doubles_ + 2 * t2m_doubles_ + ovoo_doubles_ +
+              2 * nv_ * nv_ * no_ * no_) +
+         vector_bytes(no_, nv_);
 }
 
 std::int64_t ClosedShellVirtualTriples::held_bytes() const {

@@ -160,6 +160,12 @@ std::int64_t SpinOrbitalTriples::held_bytes() const {
   return kernels::held_bytes({&t1_, &fov_, &eo_, &ev_}, {}, {&x_, &tm_, &t2_, &oovv_, &ooov_});
 }
 
+std::int64_t SpinOrbitalTriples::input_bytes() const {
+  std::int64_t doubles = 0;
+  for (const std::size_t n : slice_doubles()) doubles += static_cast<std::int64_t>(n);
+  return 8 * doubles + vector_bytes(no_, nv_);
+}
+
 std::vector<std::size_t> SpinOrbitalTriples::slice_doubles() const {
   std::vector<std::size_t> doubles(u(no_));
   for (std::size_t p = 0; p < doubles.size(); ++p)

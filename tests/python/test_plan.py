@@ -62,3 +62,20 @@ def test_a_planning_tensor_has_no_blocks():
     assert ctx.planned_runs and not ctx.stats.contractions
     with pytest.raises(ValueError, match="has no blocks"):
         t._core.block(0)
+
+
+def test_the_plan_counts_the_triples_inputs_the_run_holds(tmp_path):
+    # With (T), the plan counts the kernel's repacked inputs, found from the spaces alone: the
+    # bytes the run's kernel held, exactly, for both references' kernels; without (T), none.
+    for extra in ([], ["--charge", "1", "--spin", "1"]):
+        job = [str(WATER), "--basis", "6-31g", "--threads", "1", "--method", "ccsd(t)", *extra]
+        plan, run = tmp_path / "plan.json", tmp_path / "run.json"
+        assert run_cli("plan", *job, "--json", str(plan)).returncode == 0
+        assert run_cli("run", *job, "--json", str(run)).returncode == 0
+        predicted = json.loads(plan.read_text())
+        held = run_results(run)["ranks"][0]["triples_input_bytes"]
+        assert predicted["triples_input_bytes"] == held > 0
+        assert predicted["triples_scratch_bytes"] > 0
+    plan = tmp_path / "ccsd.json"
+    assert run_cli("plan", str(WATER), *JOB, "--json", str(plan)).returncode == 0
+    assert json.loads(plan.read_text())["triples_input_bytes"] == 0

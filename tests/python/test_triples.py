@@ -179,6 +179,8 @@ def test_executed_flops_are_counted_exactly():
     mine = tilecc.cc.GCCSD(mf, frozen=1, tile=3, threads=1, conv_tol=1e-6).run()
     p = mine.problem
     kernel = triples.spin_orbital_kernel(mine.t1, mine.t2, p)
+    # What it holds is what the kernel made from the spaces alone says it will (tilecc plan).
+    assert kernel.input_bytes == kernel.held_bytes > 0
 
     def labels(space):
         beta = (np.asarray(space.spins) < 0).astype(int)
@@ -223,6 +225,7 @@ def test_the_triples_inputs_are_held_against_the_memory_budget():
     for loop in ("occupied", "virtual"):
         kernel = triples.restricted_kernel(mine.t1, mine.t2, mine.problem, loop)
         held = kernel.held_bytes
+        assert kernel.input_bytes == held  # known from the spaces alone (tilecc plan)
         assert held > 0 and used() == before + held - 8 * (
             2 * mine.problem.occ.size * mine.problem.vir.size
             + mine.problem.occ.size

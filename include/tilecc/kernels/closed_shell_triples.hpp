@@ -66,6 +66,7 @@ class ClosedShellTriples final : public TriplesKernel {
   double energy(extent_t i, extent_t task, double* scratch, int worker) const override;
   double predicted_seconds(extent_t i, extent_t task, const CostModel& model) const override;
   std::int64_t held_bytes() const override;
+  std::int64_t input_bytes() const override;
   std::int64_t fetched_bytes() const override;
   std::vector<std::size_t> slice_doubles() const override;
   std::vector<extent_t> task_orbitals(extent_t i, extent_t task) const override;

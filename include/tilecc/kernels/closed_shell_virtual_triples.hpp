@@ -50,6 +50,7 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
   double energy(extent_t step, extent_t task, double* scratch, int worker) const override;
   double predicted_seconds(extent_t step, extent_t task, const CostModel& model) const override;
   std::int64_t held_bytes() const override;
+  std::int64_t input_bytes() const override;
 
  private:
   using Table = std::array<std::array<extent_t, irreps>, irreps>;
@@ -117,6 +118,8 @@ class ClosedShellVirtualTriples final : public TriplesKernel {
 
   // (px|fy) per (x, irrep(p), y): [p][f], f of irrep(p) ^ irrep(x) ^ irrep(y).
   NodeShared pxfy_;
+  // Doubles of the repacked arrays (t2m: each of its two orders).
+  extent_t pxfy_doubles_ = 0, t2f_doubles_ = 0, t2m_doubles_ = 0, ovoo_doubles_ = 0;
   std::vector<extent_t> pxfy_off_;  // [(x * irreps + gp) * nv + y]
   // What a task gathers per y: (pc|fy) for every c, per (irrep(p), c), [p][f]; the first c of
   // irrep gc at gathered_off_[irrep(y)][irrep(p)][gc].

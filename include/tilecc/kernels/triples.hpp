@@ -63,6 +63,10 @@ inline std::int64_t held_bytes(std::initializer_list<const std::vector<double>*>
   return bytes;
 }
 
+/** Bytes of the small vectors every process of a kernel over o occupied and v virtual orbitals
+ *  holds: t1, f_ov and the orbital energies. */
+inline std::int64_t vector_bytes(extent_t o, extent_t v) { return 8 * (2 * o * v + o + v); }
+
 /** The distinct orderings of a triple: 1, 3 or 6 as it has three, two or one distinct values. */
 inline double distinct_orderings(extent_t x, extent_t y, extent_t z) {
   return (x == y && y == z) ? 1.0 : (x == y || y == z || x == z) ? 3.0 : 6.0;
@@ -84,6 +88,9 @@ class TriplesKernel {
   /** Bytes of repacked inputs this process holds (arrays a node shares count on its first rank
    *  alone). */
   virtual std::int64_t held_bytes() const = 0;
+  /** Bytes of repacked inputs one node holds in all (one process's held_bytes()), known from
+   *  the spaces alone: what `tilecc plan` counts for the (T) step. */
+  virtual std::int64_t input_bytes() const = 0;
   /** Bytes this process has got from other nodes' slices of the inputs (NodeSlices) so far. */
   virtual std::int64_t fetched_bytes() const { return 0; }
   /** Per occupied orbital p, the doubles of its slices of the inputs the kernel spreads over the

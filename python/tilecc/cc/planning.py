@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tilecc import wisdom
+import numpy as np
+
+from tilecc import _core, mpi, wisdom
 from tilecc.cc.solver import AmplitudeSolver
+from tilecc.cc.triples import kernel_of_spaces
 from tilecc.memory import available_memory, peak_rss_bytes, resident_bytes
 from tilecc.staging import BlockHypergraph, lru_io, staging
 
@@ -28,6 +31,9 @@ class JobPlan:
     integrals_batch_bytes: int  # the largest integral transformation held at once
     ao_integrals_bytes: int  # AO integrals held beside it while the integrals are made
     process_bytes: int  # the process before CC (Python, PySCF, the SCF's results)
+    #: The (T) step's repacked inputs on this rank's node (0: no (T)), and its workers' scratch.
+    triples_input_bytes: int
+    triples_scratch_bytes: int
     peak_memory_bytes: int  # the larger of the peak before CC and the process plus the job
     iteration_seconds: float
     contractions: int
@@ -59,9 +65,12 @@ def plan_iteration(cc: AmplitudeSolver) -> tuple[Any, list[Any], dict[int, int]]
     return problem, list(amplitudes), runs
 
 
-def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> JobPlan:
+def plan_job(
+    cc: AmplitudeSolver, memory_budget: int | None, schedule: str, triples: bool = False
+) -> JobPlan:
     """Plan ``cc`` (a solver on a planning context) against ``memory_budget`` (None: the
-    memory available, see :func:`tilecc.memory.available_memory`)."""
+    memory available, see :func:`tilecc.memory.available_memory`); with ``triples``, its (T)
+    step too."""
     ctx = cc.context
     if not ctx.planning:
         raise ValueError("plan_job needs a solver made with store='none'.")
@@ -84,7 +93,17 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
     # tensors (host/integrals.py, held_ao_bytes), and are let go before the iterations.
     held = int(ctx.held_ao_bytes)
     integral_tensors = sum(8 * t.stored_elements for t in getattr(problem, "eri", {}).values())
-    peak = max(before, process + max(needed, held + integrals + integral_tensors))
+    # The (T) step holds the integral tensors and the amplitudes, its kernel's repacked inputs
+    # (on several nodes, the node's share of them) and each worker's scratch.
+    triples_input = triples_scratch = 0
+    if triples:
+        triples_input, triples_scratch = triples_bytes(cc, problem)
+    during_triples = integral_tensors + amplitude_bytes + triples_input + triples_scratch
+    peak = max(
+        before,
+        process
+        + max(needed, held + integrals + integral_tensors, during_triples if triples else 0),
+    )
     budget = memory_budget or max(0, available_memory() - process)
     planned = {p.id: p for p in ctx.runtime.contractions() if p.built}
     threads = ctx.threads
@@ -121,6 +140,8 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
         integrals_batch_bytes=integrals,
         ao_integrals_bytes=held,
         process_bytes=process,
+        triples_input_bytes=triples_input,
+        triples_scratch_bytes=triples_scratch,
         peak_memory_bytes=peak,
         iteration_seconds=seconds,
         contractions=len(iteration),
@@ -130,3 +151,18 @@ def plan_job(cc: AmplitudeSolver, memory_budget: int | None, schedule: str) -> J
         staging=schedule,
         notes=notes,
     )
+
+
+def triples_bytes(cc: AmplitudeSolver, problem: Any) -> tuple[int, int]:
+    """The (T) step of ``cc``: the bytes of repacked inputs its kernel holds on this rank's node
+    (all of them on one node; the largest node's share of the slices it spreads over several),
+    and its workers' scratch; from the kernel tilecc runs, made from the spaces alone."""
+    nodes = mpi.world().nodes
+    kernel = kernel_of_spaces(cc, problem, nodes)
+    held = int(kernel.input_bytes)
+    slices = np.asarray(kernel.slice_doubles, dtype=float)
+    if nodes > 1 and len(slices):
+        node_of = np.asarray(_core.lpt_bins(slices.tolist(), nodes))
+        largest = max(slices[node_of == n].sum() for n in range(nodes))
+        held -= int(8 * (slices.sum() - largest))
+    return held, 8 * int(kernel.scratch_doubles) * cc.context.threads

@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +134,22 @@ def check_loop(loop: str | None) -> str | None:
             f"'occupied' or 'virtual', or leave it unset."
         )
     return loop
+
+
+def kernel_of_spaces(cc: Any, problem: Any, nodes: int = 1) -> _core.TriplesKernel:
+    """The (T) kernel tilecc runs for ``cc`` (a CC solver) and its problem on ``nodes`` nodes,
+    made from the spaces alone: its work and its bytes, no energies (tilecc plan and tilecc
+    simulate)."""
+    from tilecc.cc.rccsd import RCCSD
+
+    occ, vir = problem.occ._core, problem.vir._core
+    if not isinstance(cc, RCCSD):
+        return _core.SpinOrbitalTriples(occ, vir)
+    loop = check_loop(os.environ.get("TILECC_TRIPLES_LOOP")) or closed_shell_loop(
+        problem.vir, nodes
+    )
+    kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}
+    return kernel[loop](occ, vir)
 
 
 def restricted_kernel(

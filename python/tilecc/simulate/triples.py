@@ -72,20 +72,9 @@ def triples_work(cc: Any, problem: Any, amplitudes: list[Any], nodes: int = 1) -
     """The (T) step of ``cc`` (a solver on a planning context, its iteration planned) on
     ``nodes`` nodes: the kernel tilecc would run, made from the spaces alone, and its inputs'
     sizes."""
-    from tilecc.cc.rccsd import RCCSD
-    from tilecc.cc.triples import closed_shell_loop
+    from tilecc.cc.triples import kernel_of_spaces
 
-    occ, vir = problem.occ._core, problem.vir._core
-    kernel: _core.TriplesKernel
-    if isinstance(cc, RCCSD):
-        loop = closed_shell_loop(problem.vir, nodes)
-        kernel = (
-            _core.ClosedShellVirtualTriples(occ, vir)
-            if loop == "virtual"
-            else _core.ClosedShellTriples(occ, vir)
-        )
-    else:
-        kernel = _core.SpinOrbitalTriples(occ, vir)
+    kernel = kernel_of_spaces(cc, problem, nodes)
     names = KERNEL_INTEGRALS[type(kernel).__name__]
     inputs = [problem.eri[n] for n in names if n in problem.eri]
     inputs += [*amplitudes, problem.fock["ov"]]
