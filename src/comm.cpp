@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tilecc/error.hpp"
+#include "tilecc/store.hpp"
 
 namespace tilecc {
 
@@ -125,6 +126,27 @@ void Communicator::free_retired() {
       ++it;
     }
   }
+}
+
+std::unique_ptr<BudgetShare> reserve_on_every_rank(const std::shared_ptr<MemoryBudget>& budget,
+                                                   std::int64_t bytes, const char* what,
+                                                   const Communicator* comm) {
+  std::unique_ptr<BudgetShare> share;
+  std::string refused;
+  try {
+    if (budget != nullptr && bytes > 0) share = std::make_unique<BudgetShare>(budget, bytes, what);
+  } catch (const InputError& error) {
+    refused = error.what();
+  }
+  int over = refused.empty() ? 0 : 1;
+  if (comm != nullptr && comm->size() > 1)
+    MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm->comm());
+  if (over == 0) return share;
+  throw InputError(!refused.empty() ? refused
+                                    : detail::concat("another rank's share of ", what,
+                                                     " is over the memory budget; raise the "
+                                                     "memory budget, or spread the job over "
+                                                     "more ranks and nodes."));
 }
 
 void Communicator::barrier() const { MPI_Barrier(comm_); }

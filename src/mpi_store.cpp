@@ -50,28 +50,34 @@ MpiStore::MpiStore(const BlockShape& shape, std::shared_ptr<Communicator> comm,
   const MPI_Aint bytes = detail::checked_product<MPI_Aint>(doubles, sizeof(double),
                                                            "a rank's share of a tensor in bytes");
   // A share over the budget stops every rank here, before the collective allocation.
-  std::string refused;
-  try {
-    budget_.emplace(resources.budget, bytes, "this rank's share of a tensor's blocks");
-  } catch (const InputError& e) {
-    refused = e.what();
-  }
-  int over = refused.empty() ? 0 : 1;
-  MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm_->comm());
-  if (over != 0) {
-    budget_.reset();
-    throw InputError(refused.empty() ? "another rank's share of a tensor is over the memory "
-                                       "budget; raise the memory budget, or spread the job "
-                                       "over more ranks."
-                                     : refused);
-  }
+  budget_ = reserve_on_every_rank(resources.budget, bytes, "a rank's share of a tensor's blocks",
+                                  comm_.get());
   window_id_ = comm_->next_window_id();
   if (MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, comm_->comm(), &base_, &win_) !=
       MPI_SUCCESS)
     throw OutOfMemory(static_cast<std::size_t>(bytes), "a rank's blocks");
-  std::fill_n(base_, doubles, 0.0);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+  std::fill_n(base_, doubles, 0.0);
+  // The node's other ranks' parts, where MPI shares them (an MPI that cannot says so by an error
+  // or a null address: their blocks are then got).
+  node_base_.assign(static_cast<std::size_t>(comm_->size()), nullptr);
+  MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
+  for (int r = 0; r < comm_->size(); ++r) {
+    if (r == comm_->rank() || !comm_->same_node(r, comm_->rank())) continue;
+    MPI_Aint size = 0;
+    int unit = 0;
+    double* part = nullptr;
+    if (MPI_Win_shared_query(win_, r, &size, &unit, &part) == MPI_SUCCESS &&
+        size >= static_cast<MPI_Aint>(used[static_cast<std::size_t>(r)] * sizeof(double)))
+      node_base_[static_cast<std::size_t>(r)] = part;
+  }
+  MPI_Win_set_errhandler(win_, MPI_ERRORS_ARE_FATAL);
   comm_->barrier();  // every rank's blocks are zero before anyone reads or adds to them
+}
+
+const double* MpiStore::in_place(slot_t slot) const {
+  const double* part = node_base_[static_cast<std::size_t>(owner(slot))];
+  return part != nullptr ? part + offset_[static_cast<std::size_t>(slot)] : nullptr;
 }
 
 MpiStore::~MpiStore() {
@@ -101,6 +107,17 @@ const double* MpiStore::fetch(slot_t slot, ScratchBuffer& buffer) const {
   if (o == comm_->rank()) {
     count_read(Transfer::view, slot);
     return base_ + offset_[static_cast<std::size_t>(slot)];
+  }
+  if (const double* shared = in_place(slot)) {
+    // Another rank's block, read where it lives: moved between ranks once per contraction
+    // when a rank keeps what it gets (as a kept block is), else at every read (as gets are).
+    bool first = true;
+    {
+      std::lock_guard lock(cache_mutex_);
+      if (keep_fetched_) first = read_in_place_.insert(slot).second;
+    }
+    count_read(first ? Transfer::intra_node : Transfer::view, slot);
+    return shared;
   }
   Cached* kept = nullptr;
   {
@@ -148,6 +165,7 @@ void MpiStore::keep_fetched(bool on) const {
   std::lock_guard lock(cache_mutex_);
   keep_fetched_ = on;
   if (on) return;
+  read_in_place_.clear();
   for (const auto& [slot, entry] : cache_)
     if (memory_) memory_->release(entry->reserved);
   cache_.clear();
@@ -158,7 +176,8 @@ void MpiStore::prefetch(std::span<const slot_t> slots) const {
   {
     std::lock_guard lock(cache_mutex_);
     for (const slot_t slot : slots) {
-      if (owner(slot) == comm_->rank() || cache_.contains(slot)) continue;
+      if (owner(slot) == comm_->rank() || in_place(slot) != nullptr || cache_.contains(slot))
+        continue;
       if (Cached* entry = make_entry(slot)) issued.emplace_back(slot, entry);
     }
   }

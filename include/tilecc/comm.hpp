@@ -16,6 +16,9 @@
 
 namespace tilecc {
 
+class BudgetShare;
+class MemoryBudget;
+
 /**
  * A duplicate of an MPI communicator, with each rank's node: the ranks sharing memory
  * (MPI_Comm_split_type(SHARED)), or, with `ranks_per_node` > 0, consecutive blocks of that many
@@ -102,6 +105,14 @@ class Communicator {
   std::mutex retired_mutex_;
   std::map<std::int64_t, MPI_Win> retired_;  // by id
 };
+
+/** Reserves `bytes` of `budget` (null: nothing) for as long as the result lives, agreed by every
+ *  rank of `comm` (null: this process alone) in one allreduce: when any rank's reservation is
+ *  refused, every rank throws InputError, so that none goes on to a collective the others never
+ *  reach. `what` names what the bytes are for. */
+std::unique_ptr<BudgetShare> reserve_on_every_rank(const std::shared_ptr<MemoryBudget>& budget,
+                                                   std::int64_t bytes, const char* what,
+                                                   const Communicator* comm);
 
 /** The tasks (indices into `costs`) this rank runs when the ranks share them by Longest
  *  Processing Time (LptPartition, a bin per rank). Every rank given the same costs makes the same

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tilecc/comm.hpp"
@@ -97,22 +98,31 @@ class MpiStore final : public BlockStore {
   /** Gets into `out` from the owner (its counting and the emulated network's delay the
    *  caller's). */
   void get(slot_t slot, double* out) const;
+  /** The block where another rank of this node holds it, read in place (null: it must be got:
+   *  this rank's own, another node's, or memory MPI does not share). */
+  const double* in_place(slot_t slot) const;
   /** Waits as the emulated network would for these bytes from other nodes. */
   void network_delay(std::int64_t inter_node_bytes) const;
   std::shared_ptr<Communicator> comm_;
   StoreResources resources_;  // what a redistributed twin is made with
-  std::optional<BudgetShare> budget_;
+  std::unique_ptr<BudgetShare> budget_;
   std::shared_ptr<MemoryBudget> memory_;  // what the cache of remote blocks counts against
   mutable std::mutex cache_mutex_;
   mutable std::condition_variable cache_ready_;
   mutable std::unordered_map<slot_t, std::unique_ptr<Cached>> cache_;
   mutable bool keep_fetched_ = false;  // under cache_mutex_
+  // Blocks of the node's other ranks read in place while keep_fetched_: counted as moved the
+  // first time, as a kept block is (under cache_mutex_).
+  mutable std::unordered_set<slot_t> read_in_place_;
   std::atomic<Outbox*> outbox_{nullptr};
   std::vector<int> owner_;
   std::vector<MPI_Aint> offset_;  // per slot, in doubles, within its owner's part of the window
   MPI_Win win_ = MPI_WIN_NULL;
   std::int64_t window_id_ = 0;
   double* base_ = nullptr;
+  // Per rank of this node (others: null), its part of the window, which MPI placed in memory the
+  // node shares (MPI_Win_shared_query): its blocks are read there, without a get.
+  std::vector<const double*> node_base_;
 };
 
 }  // namespace tilecc

@@ -17,14 +17,6 @@ class Communicator;
 class BudgetShare;
 class MemoryBudget;
 
-/** Reserves `bytes` of `budget` (null: nothing) for as long as the result lives, agreed by every
- *  rank of `comm` (null: this process alone) in one allreduce: when any rank's reservation is
- *  refused, every rank throws InputError, so that none goes on to a collective the others never
- *  reach. `what` names what the bytes are for. */
-std::unique_ptr<BudgetShare> reserve_on_every_rank(const std::shared_ptr<MemoryBudget>& budget,
-                                                   std::int64_t bytes, const char* what,
-                                                   const Communicator* comm);
-
 class NodeShared {
  public:
   NodeShared() = default;

@@ -341,6 +341,35 @@ TEST(Mpi, RedistributedBlocksKeepTheirValuesOnTheirNewOwners) {
   EXPECT_EQ(dense(t), before);
 }
 
+TEST(Mpi, TheNodesOtherRanksBlocksAreReadInPlace) {
+  // Where MPI puts a window in memory the node shares (it does here), a block another rank of
+  // this node owns is read where it lives: two fetches into two buffers give one address. A
+  // block of another node is got into the buffer. Both hold the owner's values.
+  auto o = orbitals(8, 2, 1);
+  auto oo = shape({o, o});
+  StoreResources resources;
+  resources.comm = world();
+  BlockTensor t(oo, "mpi", resources);
+  fill_random(t, 3);
+  t.store().complete_writes();
+  BlockTensor reference(oo);
+  fill_random(reference, 3);
+  const auto& store = dynamic_cast<const MpiStore&>(t.store());
+  int in_place = 0;
+  for (slot_t b = 0; b < oo->num_blocks(); ++b) {
+    const int owner = store.owner(b);
+    if (owner == world()->rank()) continue;
+    ScratchBuffer one, two;
+    const double* first = store.fetch(b, one);
+    const double* second = store.fetch(b, two);
+    const bool same_node = world()->same_node(owner, world()->rank());
+    EXPECT_EQ(first == second, same_node);
+    in_place += same_node ? 1 : 0;
+    for (extent_t e = 0; e < oo->block_size(b); ++e) ASSERT_EQ(first[e], reference.block(b)[e]);
+  }
+  EXPECT_GT(world()->sum(static_cast<double>(in_place)), 0.0);
+}
+
 TEST(Mpi, NodeSlicesAreSpreadOverTheNodesAndReadFromAnyRank) {
   // Slices by LPT over the nodes: on two, 7 and 3 doubles on node 0, 5, 4 and 2 on node 1; on
   // one, every slice on it.
