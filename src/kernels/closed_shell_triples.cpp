@@ -175,16 +175,12 @@ std::int64_t ClosedShellTriples::held_bytes() const {
 }
 
 std::int64_t ClosedShellTriples::input_bytes() const {
-  std::int64_t doubles = 0;
-  for (const std::size_t n : slice_doubles()) doubles += static_cast<std::int64_t>(n);
-  return 8 * doubles + vector_bytes(no_, nv_);
+  return spread_input_bytes(slice_doubles(), no_, nv_);
 }
 
 std::vector<std::size_t> ClosedShellTriples::slice_doubles() const {
-  std::vector<std::size_t> doubles(u(no_));
-  for (std::size_t p = 0; p < doubles.size(); ++p)
-    doubles[p] = x_size_[p] + tm_size_[p] + u(2 * no_ * nv_ * nv_ + nv_ * no_ * no_);
-  return doubles;
+  // t2 and (pa|qb), o v^2 each, and (pa|mq), v o^2, per p besides (pa|fb) and t_mp^bc.
+  return kernels::slice_doubles(x_size_, tm_size_, u(2 * no_ * nv_ * nv_ + nv_ * no_ * no_));
 }
 
 std::vector<extent_t> ClosedShellTriples::task_orbitals(extent_t i, extent_t task) const {
@@ -195,9 +191,7 @@ std::vector<extent_t> ClosedShellTriples::task_orbitals(extent_t i, extent_t tas
 }
 
 std::int64_t ClosedShellTriples::fetched_bytes() const {
-  std::int64_t bytes = 0;
-  for (const NodeSlices* a : {&x_, &tm_, &t2_, &ovov_, &iajm_}) bytes += a->fetched_bytes();
-  return bytes;
+  return kernels::fetched_bytes({&x_, &tm_, &t2_, &ovov_, &iajm_});
 }
 
 extent_t ClosedShellTriples::scratch_doubles() const {

@@ -161,16 +161,12 @@ std::int64_t SpinOrbitalTriples::held_bytes() const {
 }
 
 std::int64_t SpinOrbitalTriples::input_bytes() const {
-  std::int64_t doubles = 0;
-  for (const std::size_t n : slice_doubles()) doubles += static_cast<std::int64_t>(n);
-  return 8 * doubles + vector_bytes(no_, nv_);
+  return spread_input_bytes(slice_doubles(), no_, nv_);
 }
 
 std::vector<std::size_t> SpinOrbitalTriples::slice_doubles() const {
-  std::vector<std::size_t> doubles(u(no_));
-  for (std::size_t p = 0; p < doubles.size(); ++p)
-    doubles[p] = x_size_[p] + tm_size_[p] + u(2 * no_ * nv_ * nv_ + no_ * no_ * nv_);
-  return doubles;
+  // t2 and <pq||bc>, o v^2 each, and <pq||ma>, o^2 v, per p besides <pe||bc> and t_pm^bc.
+  return kernels::slice_doubles(x_size_, tm_size_, u(2 * no_ * nv_ * nv_ + no_ * no_ * nv_));
 }
 
 std::vector<extent_t> SpinOrbitalTriples::task_orbitals(extent_t i, extent_t task) const {
@@ -179,9 +175,7 @@ std::vector<extent_t> SpinOrbitalTriples::task_orbitals(extent_t i, extent_t tas
 }
 
 std::int64_t SpinOrbitalTriples::fetched_bytes() const {
-  std::int64_t bytes = 0;
-  for (const NodeSlices* a : {&x_, &tm_, &t2_, &oovv_, &ooov_}) bytes += a->fetched_bytes();
-  return bytes;
+  return kernels::fetched_bytes({&x_, &tm_, &t2_, &oovv_, &ooov_});
 }
 
 extent_t SpinOrbitalTriples::scratch_doubles() const {

@@ -67,6 +67,31 @@ inline std::int64_t held_bytes(std::initializer_list<const std::vector<double>*>
  *  holds: t1, f_ov and the orbital energies. */
 inline std::int64_t vector_bytes(extent_t o, extent_t v) { return 8 * (2 * o * v + o + v); }
 
+/** For a kernel whose arrays are spread a slice per occupied orbital p: the doubles of p's slices
+ *  of all of them, two sized per p (`x`, `tm`) and the others `dense` doubles each. */
+inline std::vector<std::size_t> slice_doubles(const std::vector<std::size_t>& x,
+                                              const std::vector<std::size_t>& tm,
+                                              std::size_t dense) {
+  std::vector<std::size_t> doubles(x.size());
+  for (std::size_t p = 0; p < doubles.size(); ++p) doubles[p] = x[p] + tm[p] + dense;
+  return doubles;
+}
+
+/** Bytes one node holds of such a kernel's inputs in all: every slice, and the small vectors. */
+inline std::int64_t spread_input_bytes(const std::vector<std::size_t>& slice_doubles, extent_t o,
+                                       extent_t v) {
+  std::int64_t doubles = 0;
+  for (const std::size_t n : slice_doubles) doubles += static_cast<std::int64_t>(n);
+  return 8 * doubles + vector_bytes(o, v);
+}
+
+/** Bytes got from other nodes' slices of these arrays. */
+inline std::int64_t fetched_bytes(std::initializer_list<const NodeSlices*> arrays) {
+  std::int64_t bytes = 0;
+  for (const NodeSlices* a : arrays) bytes += a->fetched_bytes();
+  return bytes;
+}
+
 /** The distinct orderings of a triple: 1, 3 or 6 as it has three, two or one distinct values. */
 inline double distinct_orderings(extent_t x, extent_t y, extent_t z) {
   return (x == y && y == z) ? 1.0 : (x == y || y == z || x == z) ? 3.0 : 6.0;
