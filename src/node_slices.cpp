@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <numeric>
 #include <utility>
 
 #include "tilecc/comm.hpp"
@@ -41,7 +40,8 @@ NodeSlices::NodeSlices(std::span<const std::size_t> sizes, std::shared_ptr<Commu
   for (const std::size_t n : size_)
     TILECC_CHECK(n <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
                  "a slice spread over the nodes holds ", n,
-                 " doubles, more than one get moves; spread the job over more ranks.");
+                 " doubles, more than one MPI get moves; use the molecule's point group, or a "
+                 "smaller basis.");
   first_rank_.assign(static_cast<std::size_t>(nodes), comm_->size());
   for (int r = 0; r < comm_->size(); ++r) {
     int& first = first_rank_[static_cast<std::size_t>(comm_->node_of(r))];

@@ -96,6 +96,18 @@ struct DistributedLadder {
   }
 };
 
+// An 8 x 8 matrix of 2 x 2 tiles, and a tensor of that shape spread over the ranks by hash.
+ShapePtr square_shape() {
+  auto o = orbitals(8, 2, 1);
+  return shape({o, o});
+}
+
+BlockTensor distributed(ShapePtr shape) {
+  StoreResources resources;
+  resources.comm = world();
+  return BlockTensor(std::move(shape), "mpi", resources);
+}
+
 TEST(Mpi, CommunicatorSeesRanksAndVirtualNodes) {
   const Communicator& comm = *world();
   EXPECT_GE(comm.size(), 2);
@@ -282,11 +294,8 @@ TEST(Mpi, NetworkEmulationIsReadFromTheEnvironmentOrRefused) {
 }
 
 TEST(Mpi, BlocksAreReadThroughTheStoreAndCountedByClass) {
-  auto o = orbitals(8, 2, 1);
-  auto oo = shape({o, o});
-  StoreResources resources;
-  resources.comm = world();
-  BlockTensor t(oo, "mpi", resources);
+  const ShapePtr oo = square_shape();
+  BlockTensor t = distributed(oo);
   fill(t, 2.0);
   const auto& store = dynamic_cast<const MpiStore&>(t.store());
   t.store().transfers().reset();
@@ -316,11 +325,8 @@ TEST(Mpi, BlocksAreReadThroughTheStoreAndCountedByClass) {
 }
 
 TEST(Mpi, RedistributedBlocksKeepTheirValuesOnTheirNewOwners) {
-  auto o = orbitals(8, 2, 1);
-  auto oo = shape({o, o});
-  StoreResources resources;
-  resources.comm = world();
-  BlockTensor t(oo, "mpi", resources);
+  const ShapePtr oo = square_shape();
+  BlockTensor t = distributed(oo);
   fill_random(t, 7);
   const auto before = dense(t);
   // Every block to the rank after its hash owner: each rank gets all of its new blocks from
@@ -345,11 +351,8 @@ TEST(Mpi, TheNodesOtherRanksBlocksAreReadInPlace) {
   // Where MPI puts a window in memory the node shares (it does here), a block another rank of
   // this node owns is read where it lives: two fetches into two buffers give one address. A
   // block of another node is got into the buffer. Both hold the owner's values.
-  auto o = orbitals(8, 2, 1);
-  auto oo = shape({o, o});
-  StoreResources resources;
-  resources.comm = world();
-  BlockTensor t(oo, "mpi", resources);
+  const ShapePtr oo = square_shape();
+  BlockTensor t = distributed(oo);
   fill_random(t, 3);
   t.store().complete_writes();
   BlockTensor reference(oo);

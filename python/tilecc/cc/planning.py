@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from tilecc import _core, mpi, wisdom
+from tilecc import mpi, wisdom
 from tilecc.cc.solver import AmplitudeSolver
-from tilecc.cc.triples import kernel_of_spaces
+from tilecc.cc.triples import kernel_of_spaces, slice_nodes
 from tilecc.memory import available_memory, peak_rss_bytes, resident_bytes
 from tilecc.staging import BlockHypergraph, lru_io, staging
 
@@ -162,7 +162,7 @@ def triples_bytes(cc: AmplitudeSolver, problem: Any) -> tuple[int, int]:
     held = int(kernel.input_bytes)
     slices = np.asarray(kernel.slice_doubles, dtype=float)
     if nodes > 1 and len(slices):
-        node_of = np.asarray(_core.lpt_bins(slices.tolist(), nodes))
+        node_of = slice_nodes(slices, nodes)
         largest = max(slices[node_of == n].sum() for n in range(nodes))
         held -= int(8 * (slices.sum() - largest))
     return held, 8 * int(kernel.scratch_doubles) * cc.context.threads

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -136,6 +136,17 @@ def check_loop(loop: str | None) -> str | None:
     return loop
 
 
+def closed_shell_kernel(vir: Space, nodes: int, loop: str | None = None) -> type:
+    """The closed-shell (T) kernel class looping over occupied or virtual triples (``loop``;
+    else $TILECC_TRIPLES_LOOP, for comparing them; else closed_shell_loop's choice)."""
+    chosen = check_loop(loop or os.environ.get("TILECC_TRIPLES_LOOP")) or closed_shell_loop(
+        vir, nodes
+    )
+    return {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}[
+        chosen
+    ]
+
+
 def kernel_of_spaces(cc: Any, problem: Any, nodes: int = 1) -> _core.TriplesKernel:
     """The (T) kernel tilecc runs for ``cc`` (a CC solver) and its problem on ``nodes`` nodes,
     made from the spaces alone: its work and its bytes, no energies (tilecc plan and tilecc
@@ -145,25 +156,26 @@ def kernel_of_spaces(cc: Any, problem: Any, nodes: int = 1) -> _core.TriplesKern
     occ, vir = problem.occ._core, problem.vir._core
     if not isinstance(cc, RCCSD):
         return _core.SpinOrbitalTriples(occ, vir)
-    loop = check_loop(os.environ.get("TILECC_TRIPLES_LOOP")) or closed_shell_loop(
-        problem.vir, nodes
-    )
-    kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}
-    return kernel[loop](occ, vir)
+    kernel: _core.TriplesKernel = closed_shell_kernel(problem.vir, nodes)(occ, vir)
+    return kernel
+
+
+def slice_nodes(slice_doubles: Sequence[float] | np.ndarray, nodes: int) -> np.ndarray:
+    """The node holding each occupied orbital's slices of a kernel's spread inputs, as
+    NodeSlices places them (LPT by their size, the same on every rank).
+
+    >>> slice_nodes([7, 5, 4, 3, 2], 2).tolist()
+    [0, 1, 1, 0, 1]
+    """
+    return np.asarray(_core.lpt_bins([float(d) for d in slice_doubles], nodes))
 
 
 def restricted_kernel(
     t1: Tensor, t2: Tensor, p: RestrictedProblem, loop: str | None = None
 ) -> _core.TriplesKernel:
-    """The closed-shell (T) kernel looping over occupied or virtual triples (``loop``; else
-    $TILECC_TRIPLES_LOOP, for comparing them; else closed_shell_loop's choice for the job's
-    nodes)."""
-    chosen = check_loop(loop or os.environ.get("TILECC_TRIPLES_LOOP")) or closed_shell_loop(
-        p.vir, mpi.world().nodes
-    )
-    kernel = {"occupied": _core.ClosedShellTriples, "virtual": _core.ClosedShellVirtualTriples}[
-        chosen
-    ]
+    """The closed-shell (T) kernel over these amplitudes and the problem's integrals
+    (closed_shell_kernel's loop for the job's nodes)."""
+    kernel = closed_shell_kernel(p.vir, mpi.world().nodes, loop)
     return kernel(
         ovvv=p.eri["ovvv"].settled_core(),
         ovoo=p.eri["ovoo"].settled_core(),

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tilecc import _core
+from tilecc.cc.triples import kernel_of_spaces, slice_nodes
 from tilecc.placement import Ranks
 from tilecc.simulate.engine import Outcome, RankTimes
 from tilecc.simulate.platform import Platform
@@ -72,8 +73,6 @@ def triples_work(cc: Any, problem: Any, amplitudes: list[Any], nodes: int = 1) -
     """The (T) step of ``cc`` (a solver on a planning context, its iteration planned) on
     ``nodes`` nodes: the kernel tilecc would run, made from the spaces alone, and its inputs'
     sizes."""
-    from tilecc.cc.triples import kernel_of_spaces
-
     kernel = kernel_of_spaces(cc, problem, nodes)
     names = KERNEL_INTEGRALS[type(kernel).__name__]
     inputs = [problem.eri[n] for n in names if n in problem.eri]
@@ -89,7 +88,7 @@ def simulate_triples(work: TriplesWork, platform: Platform, ranks: Ranks, thread
     # Which node holds each orbital's slices (as NodeSlices puts them), and the share of the
     # inputs each node's first rank reads: all of them, once per node, unless spread.
     spread = nodes > 1 and len(work.slice_bytes) > 0
-    node_of = np.asarray(_core.lpt_bins(work.slice_bytes.tolist(), nodes)) if spread else None
+    node_of = slice_nodes(work.slice_bytes, nodes) if spread else None
     if node_of is not None:
         total = work.slice_bytes.sum()
         read = max(work.slice_bytes[node_of == n].sum() / total for n in range(nodes))
