@@ -43,9 +43,18 @@ bool has_avx512() {
          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 
+bool has_avx2_fma() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
 // Choose OpenBLAS's kernel set from the CPU's features before the library initialises (it reads
-// OPENBLAS_CORETYPE once, when loaded). The SkylakeX DGEMM kernels are OpenBLAS's AVX-512 ones and
-// the fastest it has for any AVX-512 CPU (Cooper Lake and Sapphire Rapids add only BF16 kernels).
+// OPENBLAS_CORETYPE once, when loaded; so does the older OpenBLAS PySCF bundles, which loads
+// later in the same process and runs the integral transformation). The SkylakeX DGEMM kernels
+// are OpenBLAS's AVX-512 ones and the fastest it has for any AVX-512 CPU (Cooper Lake and
+// Sapphire Rapids add only BF16 kernels); the Haswell ones are its AVX2+FMA kernels, the ones its
+// Zen targets use too. By family, OpenBLAS's detection falls back to generic SSE2 kernels on CPUs
+// newer than the library (PySCF's OpenBLAS 0.3.3 on AMD Zen 3 takes Barcelona's, at half the
+// rate), so the features decide.
 std::string choose_openblas_core() {
   if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user && *user)
     return std::string("OPENBLAS_CORETYPE=") + user + " set by the user";
@@ -53,7 +62,11 @@ std::string choose_openblas_core() {
     setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
     return "SkylakeX (AVX-512) chosen by tilecc from the CPU's avx512f/dq/bw/vl flags";
   }
-  return "OpenBLAS's own CPU detection (no AVX-512 on this CPU)";
+  if (has_avx2_fma()) {
+    setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+    return "Haswell (AVX2+FMA) chosen by tilecc from the CPU's avx2/fma flags";
+  }
+  return "OpenBLAS's own CPU detection (neither AVX-512 nor AVX2+FMA on this CPU)";
 }
 
 }  // namespace
