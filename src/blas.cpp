@@ -43,9 +43,7 @@ bool has_avx512() {
          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 
-bool has_avx2_fma() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+bool has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 // Choose OpenBLAS's kernel set from the CPU's features before the library initialises (it reads
 // OPENBLAS_CORETYPE once, when loaded; so does the older OpenBLAS PySCF bundles, which loads

@@ -12,7 +12,8 @@ node-oblivious grid's inter-node words against the node-aware intra-node grid's,
 redistributing to it moves. And the same shapes (edge ratio 10, smaller) run for real on a 2 x 2
 grid of 4 ranks in 2 virtual nodes (grid_job.py, 20 us and 1 GB/s emulated between them): the
 operand bytes measured crossing nodes under each mapping, against the traffic model's count, and
-the contraction's time.
+the contraction's time. Last, a whole drCCD job under mpiexec with its tensors on the store's
+hash owners or on a processor grid (`tilecc run --grid`): the bytes it moved and its CC time.
 
 Labels here: O's indices are i, j, k, l and V's is a (the paper's a, b, c, d and i); the plan is
 tilecc's own (tiles of 20 over O and 20·k over V, one task per output block or stack of them).
@@ -50,6 +51,7 @@ from tilecc.grids import (
 from tilecc.hypergraph import BlockHypergraph
 from tilecc.placement import Ranks, place, traffic
 from tilecc.placement.schemes import hash_owners
+from tilecc.testing import run_results
 
 SEGMENTS = (80, 40, 20, 20)
 NODE = 8
@@ -145,6 +147,58 @@ def grid_runs(console: Console, records: list[dict]) -> None:
             f"{aware['inter_node'] / default['inter_node']:.2f}" if default["inter_node"] else "-",
             str(aware["moved"]), "yes" if exact else "NO",
             f"{default['seconds']:.4f} / {aware['seconds']:.4f}",
+        )  # fmt: skip
+    console.print(table)
+
+
+#: The drCCD job run on a grid: dense (no point-group symmetry), so that its ring terms are
+#: matrix products of (ov) x (ov) matrices, as paper 002 distributes them.
+DRCCD_JOB = ("water.xyz", "cc-pvtz", "8")
+
+
+def drccd_job_runs(console: Console, records: list[dict]) -> None:
+    """A whole drCCD job (`tilecc run --method drccd`) on 4 ranks in 2 virtual nodes, its tensors
+    on the mpi store's hash owners (tasks shared by the counter) or on a 2 x 2 grid of their
+    virtual indices (tasks on their output block's owner), node-obliviously or node-aware."""
+    molecule, basis, tile = DRCCD_JOB
+    table = Table(
+        title=f"drCCD {molecule}/{basis} (no symmetry, tile {tile}), 4 ranks in 2 virtual "
+        "nodes (20 us, 1 GB/s between them): the whole job"
+    )
+    for col in ("layout", "inter-node MB", "intra-node MB", "/ hash", "CC s", "E(corr)"):
+        table.add_column(col, justify="right")
+    path = Path(__file__).parents[2] / "examples" / "molecules" / molecule
+    tilecc_bin = Path(sys.executable).with_name("tilecc")
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    hash_bytes = None
+    for layout in ("hash", "default", "node-aware"):
+        out = Path(os.environ.get("TMPDIR", "/tmp")) / f"tilecc-drccd-grid-{os.getpid()}.json"
+        grid = [] if layout == "hash" else ["--grid", layout]
+        proc = subprocess.run(
+            [str(mpiexec), "-n", "4", str(tilecc_bin), "run", str(path), "--basis", basis,
+             "--no-symmetry", "--method", "drccd", "--tile", tile, "--threads", "1", *grid,
+             "--json", str(out), "-q"],
+            capture_output=True, text=True, timeout=900, check=False,
+            env={**os.environ, "TILECC_RANKS_PER_NODE": "2", **NETWORK},
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise SystemExit(f"the drCCD run on {layout} failed: {proc.stdout[-500:]}")
+        job = run_results(out)
+        out.unlink()
+        moved = job["communication"]
+        hash_bytes = hash_bytes or moved["bytes_inter_node"]
+        records.append({
+            "case": "drccd job", "molecule": molecule, "basis": basis, "tile": int(tile),
+            "ranks": 4, "ranks_per_node": 2, "layout": layout, "grid": job["grid"],
+            "inter_node_bytes": moved["bytes_inter_node"],
+            "intra_node_bytes": moved["bytes_intra_node"], "cc_seconds": job["timings"]["cc"],
+            "e_corr": job["e_corr"], "network": NETWORK,
+        })  # fmt: skip
+        table.add_row(
+            layout, f"{moved['bytes_inter_node'] / 1e6:.1f}",
+            f"{moved['bytes_intra_node'] / 1e6:.1f}",
+            f"{moved['bytes_inter_node'] / hash_bytes:.2f}", f"{job['timings']['cc']:.2f}",
+            f"{job['e_corr']:.10f}",
         )  # fmt: skip
     console.print(table)
 
@@ -251,6 +305,7 @@ def main() -> int:
         )
     grid_rows(console, records)
     grid_runs(console, records)
+    drccd_job_runs(console, records)
     if args.json:
         measure.write_json_lines(args.json, records)
     return 0

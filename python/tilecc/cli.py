@@ -78,6 +78,7 @@ def _job_options(
         point_group=args.point_group,
         cartesian=args.cartesian,
         semicanonical=args.semicanonical,
+        grid=args.grid,
         scf_conv=args.scf_conv,
         scf_max_iter=args.scf_max_iter,
         scf_guess=args.scf_guess,
@@ -292,6 +293,14 @@ def _job_arguments(p: argparse.ArgumentParser) -> None:
         "--semicanonical",
         action="store_true",
         help="ROHF: iterate on semicanonical orbitals (always so for ccsd(t))",
+    )
+    p.add_argument(
+        "--grid",
+        choices=("default", "node-aware"),
+        default=None,
+        help="drccd under mpiexec: lay the ring terms' tensors out on a processor grid, each node "
+        "a box of it numbered node-obliviously (default) or chosen to move the fewest words "
+        "between nodes (node-aware); tasks run where their output block lives",
     )
     scf = p.add_argument_group("SCF")
     scf.add_argument(

@@ -177,15 +177,23 @@ def matmul_words(m: int, n: int, k: int, grid: Sequence[int]) -> tuple[float, fl
     return (float(k * n), float(m * k), float(m * n))
 
 
-def processor_grid(m: int, n: int, k: int, ranks: int) -> tuple[int, int, int]:
+def processor_grid(
+    m: int, n: int, k: int, ranks: int, split_k: bool = True
+) -> tuple[int, int, int]:
     """The p1 × p2 × p3 grid over (M, N, K) of least total volume Σ W_i (p_i − 1), ignoring
-    nodes (what a node-oblivious library picks; the first in enumeration order among equals)."""
+    nodes (what a node-oblivious library picks; the first in enumeration order among equals).
+    Without ``split_k``, a 2D grid (p3 = 1): every rank then owns whole sums, as owner-computes
+    runs them.
+
+    >>> processor_grid(100, 100, 100, 8), processor_grid(100, 100, 100, 8, split_k=False)
+    ((2, 2, 2), (2, 4, 1))
+    """
     grids = [
         (p1, p2, ranks // (p1 * p2))
         for p1 in range(1, ranks + 1)
         if ranks % p1 == 0
         for p2 in range(1, ranks // p1 + 1)
-        if (ranks // p1) % p2 == 0
+        if (ranks // p1) % p2 == 0 and (split_k or p1 * p2 == ranks)
     ]
     return min(
         grids,

@@ -52,6 +52,8 @@ class RunOptions:
     cartesian: bool = False
     #: ROHF only: iterate on semicanonical orbitals (always so for ccsd(t)).
     semicanonical: bool = False
+    #: drCCD on several ranks: the processor grid of its ring terms (tilecc.cc.ring_grid).
+    grid: str | None = None
     scf_conv: float = 1e-10
     scf_max_iter: int = 100
     scf_guess: str = "minao"
@@ -171,6 +173,15 @@ def validate(opts: RunOptions) -> None:
     if opts.reference is not None and opts.reference not in ("rhf", "uhf", "rohf"):
         raise ValueError(f"unknown reference {opts.reference!r}; use rhf, uhf or rohf.")
     opts.runtime.check()
+    if opts.grid is not None:
+        from tilecc.cc.ring_grid import check_kind
+
+        if opts.method != "drccd":
+            raise ValueError(
+                f"--grid lays out drCCD's ring terms and the method is {opts.method}; use "
+                f"--method drccd or leave --grid out."
+            )
+        check_kind(opts.grid, mpi.world().size)
     if opts.restart and opts.checkpoint is None:
         raise ValueError("--restart continues from a checkpoint; give --checkpoint PATH too.")
     if opts.checkpoint is not None and is_special(opts.checkpoint):
@@ -246,6 +257,8 @@ def runtime_summary(ctx: Context) -> dict[str, Any]:
     total = ctx.decomposition()
     return {
         "policy": ctx.policy,
+        # On several ranks, which rank runs each task (None: the policy shares them out).
+        "placement": ctx.placement,
         "quantum": ctx.quantum,
         "refine": ctx.refine,
         "shared_calls_per_task": ctx.stats.shared_calls / max(1, ctx.stats.tasks),
@@ -613,6 +626,8 @@ def run(
     else:
         frozen = 0 if opts.frozen_core is False else chemical_core(mol)
     extra: dict[str, Any] = {}
+    if opts.grid is not None:
+        extra["grid"] = opts.grid
     if reference == "rohf" and (opts.method == "ccsd(t)" or opts.semicanonical):
         # The standard ROHF-CCSD(T): CCSD and (T) on the semicanonical orbitals.
         extra["semicanonical"] = True
@@ -806,6 +821,12 @@ def run(
             "plans_reused": stats.plans_reused,
         },
         "runtime": runtime_summary(cc.context),
+        # drCCD on a processor grid: the grid over (i, a, j, b) and each node's box of it.
+        "grid": (
+            {"kind": opts.grid, "grid": list(ring.grid), "node_grid": list(ring.node_grid)}
+            if (ring := getattr(cc, "ring_grid", None)) is not None
+            else None
+        ),
         "memory": {
             **cc.context.runtime.memory,
             # Each worker's scratch: allocations and high-water mark (paper 000's Figs. 13-15).

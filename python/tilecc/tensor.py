@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -41,9 +41,10 @@ class Tensor:
            [-1., -1.,  0.]])
     """
 
-    #: Redistributions made so far in this process (every rank makes the same, in one order):
-    #: a tensor's ``layout`` is 0 on its hash owners, else the number of its redistribution.
-    _layouts = 0
+    #: The owner maps tensors were redistributed to in this process (every rank makes the same,
+    #: in one order), numbered from 1: a tensor's ``layout`` is 0 on its hash owners, else the
+    #: number of its owner map, so that tensors laid out alike share a number (and a placement).
+    _layouts: ClassVar[dict[tuple[int, bytes], int]] = {}
     layout = 0
 
     def __init__(
@@ -74,8 +75,9 @@ class Tensor:
 
     @classmethod
     def like(cls, other: Tensor, name: str = "") -> Tensor:
-        """A zero tensor with the same spaces, symmetry and context as ``other``."""
-        return cls(
+        """A zero tensor with the same spaces, symmetry and context as ``other``, its blocks on
+        the same ranks (on several ranks, where ``other`` was redistributed)."""
+        out = cls(
             other.spaces,
             other.symmetry,
             spin_sides=other.spin_sides,
@@ -83,6 +85,11 @@ class Tensor:
             name=name or other.name,
             context=other.context,
         )
+        if other.layout:
+            owners = other.owners
+            assert owners is not None  # redistributed, so distributed
+            out.redistribute_(owners)
+        return out
 
     @classmethod
     def diagonal(
@@ -224,9 +231,10 @@ class Tensor:
         rank gives the same). Contractions with a placement then place their tasks by the blocks'
         new owners."""
         if self._has_data():
-            self._core.redistribute([int(r) for r in owners])
-            Tensor._layouts += 1
-            self.layout = Tensor._layouts
+            by_slot = np.asarray(owners, dtype=np.int64)
+            self._core.redistribute(by_slot.tolist())
+            key = (self._shape_id, by_slot.tobytes())
+            self.layout = Tensor._layouts.setdefault(key, len(Tensor._layouts) + 1)
 
     def distribute_on_grid_(
         self, grid: Sequence[int], node_grid: Sequence[int] | None = None

@@ -132,6 +132,12 @@ def test_charge_and_multiplicity_from_the_comment_line(tmp_path, comment):
         ("water", ["--scf-guess", "magic"], "unknown SCF guess 'magic'"),
         ("water", ["--scf-chkfile", "/nonexistent.chk"], "cannot read the SCF chkfile"),
         ("water", ["--semicanonical"], "--semicanonical applies to ROHF"),
+        ("water", ["--grid", "node-aware"], "use --method drccd or leave --grid out"),
+        (
+            "water",
+            ["--method", "drccd", "--grid", "default"],
+            "run it under mpiexec -n P with P > 1, or leave the grid out",
+        ),
         ("water", ["--frozen", "1", "--no-frozen-core"], "give one of them"),
         ("charge=0 multiplicity=0", [], "the spin multiplicity must be at least 1"),
     ],

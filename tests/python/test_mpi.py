@@ -198,6 +198,47 @@ def test_placed_tasks_and_workq_give_the_one_process_energies(
     )
 
 
+@pytest.mark.parametrize(
+    ("grid", "node_grid"), [("default", [1, 2, 1, 1]), ("node-aware", [1, 1, 1, 2])]
+)
+def test_drccd_on_a_processor_grid_gives_the_one_process_energy(tmp_path, grid, node_grid):
+    # Every [o, v, o, v] tensor on a 2 x 2 grid of its virtual indices (the least volume for
+    # square (ov) x (ov) products on 4 ranks, no K split), each of 2 virtual nodes a box of it:
+    # node-obliviously a column, node-aware the first box of least volume (equal words along
+    # rows and columns, so a row: (1, 1, 1, 2) comes first in the search). Tasks run where their
+    # output block lives; the energy is one process's.
+    one = run_json(tmp_path, "one", 1, "--method", "drccd", "--tile", "4")
+    many = run_json(
+        tmp_path, "grid", 4, "--method", "drccd", "--tile", "4", "--grid", grid,
+        TILECC_RANKS_PER_NODE="2",
+    )  # fmt: skip
+    assert many["e_corr"] == pytest.approx(one["e_corr"], abs=1e-10)
+    assert many["grid"] == {"kind": grid, "grid": [1, 2, 1, 2], "node_grid": node_grid}
+    assert one["grid"] is None
+    assert many["runtime"]["placement"] == "owner"
+    assert many["communication"]["bytes_inter_node"] > 0
+
+
+def test_tensors_made_like_a_grid_tensor_are_laid_out_on_its_grid():
+    """Tensor.like and copy put their blocks where the grid tensor's are (grid_owners over its
+    blocks' tiles) and share its layout number, so that a plan placed for one serves the others;
+    a tensor made like a hash-placed one stays on the hash owners (layout 0)."""
+    job = Path(__file__).with_name("grid_layout_job.py")
+    proc = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", "4", sys.executable, str(job)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ | {"TILECC_RANKS_PER_NODE": "2"},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["moved"] and result["on_grid"] == [True, True, True]
+    layout = result["layouts"][0]
+    assert layout > 0 and result["layouts"] == [layout, layout, layout, 0]
+    assert result["plain_hashed"] and result["copy_equal"] == 0.0
+
+
 def test_bad_network_emulation_and_workq_are_one_sentence():
     run = mpiexec(2, "info", TILECC_NET_LATENCY_US="-1")
     text = " ".join((run.stdout + run.stderr).split())
