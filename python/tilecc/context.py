@@ -281,6 +281,9 @@ class Context:
         self.largest_transform_bytes = 0
         #: The AO integrals the transformation held for its batches (host/integrals.py).
         self.held_ao_bytes = 0
+        #: The file the integrals were transformed into once (tilecc.host.transformed_file),
+        #: written and read back; 0 when they were transformed in batches.
+        self.integral_file_bytes = 0
         self._triples = ContextStats()  # only its (T) totals are kept here
         self._recorder = TraceRecorder(self.policy, self.threads) if self.trace else None
 
@@ -467,6 +470,7 @@ class Context:
             "resident_high_water_bytes": int(self._runtime.scratch["resident_high_water_bytes"]),
             # Of bytes_read, what couriers read while the previous step's tasks ran.
             "read_ahead_bytes": int(self._runtime.scratch["read_ahead_bytes"]),
+            "integral_file_bytes": self.integral_file_bytes,
         }
 
     @contextmanager

@@ -100,19 +100,22 @@ def spy_on_transformations(
     monkeypatch.setattr(integrals, "transform", transform)
     if max_elements is not None:
         monkeypatch.setattr(integrals, "DEFAULT_BATCH_ELEMENTS", max_elements)
-    if source == "per batch":
+    if source in ("per batch", "file"):
         monkeypatch.setattr(integrals, "available_memory", lambda: 0)
+    # Without held AO integrals, several batches take the file instead (transformed_file).
+    monkeypatch.setenv("TILECC_INTEGRALS", "auto" if source == "file" else "batches")
     return (mf if source == "mean field" else without_ao_integrals(mf)), calls
 
 
-@pytest.mark.parametrize("source", AO_SOURCES)
+@pytest.mark.parametrize("source", [*AO_SOURCES, "file"])
 @pytest.mark.parametrize("max_elements", [None, 1])
 def test_restricted_classes_in_batches_match_the_whole_transformation(
     symmetric_water, monkeypatch, max_elements, source
 ):
     """One batch of everything, or (max_elements=1) one batch per first-index tile, with the
     AO integrals from each source: the same integrals as PySCF's transformation of each class
-    as a whole."""
+    as a whole. Without AO integrals held and in several batches, the integrals are transformed
+    once into a file and read back (no batch is transformed), the same again."""
     bare, calls = spy_on_transformations(symmetric_water, monkeypatch, max_elements, source)
     mf = symmetric_water
     problem = restricted_problem(
@@ -129,7 +132,10 @@ def test_restricted_classes_in_batches_match_the_whole_transformation(
         expected = ao2mo.incore.general(mf._eri, chosen, compact=False).reshape(t.shape)
         assert np.allclose(t.to_dense(), expected, atol=1e-10), name
     first_tiles = len(problem.occ.tiles) + len(problem.vir.tiles)
-    assert len(calls) == (1 if max_elements is None else first_tiles)
+    if source == "file" and max_elements is not None:
+        assert calls == []
+    else:
+        assert len(calls) == (1 if max_elements is None else first_tiles)
 
 
 @pytest.mark.parametrize("source", AO_SOURCES)
@@ -156,3 +162,23 @@ def test_spin_orbital_classes_in_batches_match_the_dense_antisymmetrized_integra
     for name, t in problem.eri.items():
         expected = physicists[np.ix_(*(order[x] for x in name))]
         assert np.allclose(t.to_dense(), expected, atol=1e-10), name
+
+
+def test_a_bad_integrals_choice_is_one_sentence(symmetric_water, monkeypatch):
+    monkeypatch.setenv("TILECC_INTEGRALS", "disk")
+    with pytest.raises(ValueError, match="set it to 'auto', 'batches' or 'file'"):
+        restricted_problem(symmetric_water, frozen=1, tile=2, context=Context(threads=1))
+
+
+def test_an_unwritable_scratch_for_the_integrals_file_is_one_sentence(
+    symmetric_water, monkeypatch, tmp_path
+):
+    # A scratch path under a regular file can hold no directory: one sentence naming the remedy
+    # and the space the file needs, and nothing left behind.
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("TILECC_INTEGRALS", "file")
+    monkeypatch.setenv("TILECC_SCRATCH", str(blocker / "scratch"))
+    with pytest.raises(ValueError, match=r"give --scratch a writable directory with .* GB free"):
+        restricted_problem(symmetric_water, frozen=1, tile=2, context=Context(threads=1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -217,6 +217,11 @@ def load_in_batches(
         integral_class.tensor.complete_writes_()
 
 
+def batch_count(classes: Sequence[IntegralClass], n_ao: int, max_elements: int) -> int:
+    """How many batches load_in_batches would transform the classes in."""
+    return len(_batches(classes, n_ao, max_elements))
+
+
 def _batches(classes: Sequence[IntegralClass], n_ao: int, max_elements: int) -> list[_Batch]:
     """Runs of first-index orbitals (whole tiles) whose transformation stays within
     max_elements (one tile's blocks may exceed it: they are the smallest batch there is), in a few

@@ -18,12 +18,15 @@ classes; on several ranks each transforms a share of the batches.
 from __future__ import annotations
 
 import itertools
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from tilecc import mpi
 from tilecc.context import Context, default_context
 from tilecc.host.integrals import (
     IntegralClass,
@@ -31,10 +34,18 @@ from tilecc.host.integrals import (
     Reader,
     Subset,
     ao_integrals,
+    batch_count,
     batch_elements,
     held_ao_bytes,
     load_in_batches,
 )
+from tilecc.host.transformed_file import (
+    file_bytes,
+    fits_on_disk,
+    load_from_file,
+    transformed_file,
+)
+from tilecc.log import LOGGER
 from tilecc.space import Space
 from tilecc.symmetry import antisymmetric, antisymmetric_pairs, bra_ket_swap, symmetric
 from tilecc.tensor import Tensor
@@ -141,17 +152,29 @@ def restricted_problem(
         for name in classes
     }
     held, ao = _ao_integrals(mf, ctx, eri.values())
-    load_in_batches(
-        [
-            IntegralClass(t, [start[x] + np.arange(spaces[x].size) for x in name])
-            for name, t in eri.items()
-        ],
-        lambda subsets: _spatial_reader(mf, active, subsets, ao),
-        mol.nao,
-        batch_elements(ctx.memory_budget),
-        VERIFY_ELEMENTS,
-        held,
-    )
+    classes = [
+        IntegralClass(t, [start[x] + np.arange(spaces[x].size) for x in name])
+        for name, t in eri.items()
+    ]
+    if _transform_once(mf, ctx, classes, held, active.shape[1]):
+        ctx.integral_file_bytes = file_bytes(active.shape[1])
+        LOGGER.info(
+            f"integrals: transformed once into a file of {ctx.integral_file_bytes / 1e9:.1f} GB "
+            f"under {_scratch(ctx) or tempfile.gettempdir()} (the AO integrals do not fit in "
+            f"memory beside the tensors)"
+        )
+        buffers = 8 * batch_elements(ctx.memory_budget)
+        with transformed_file(mf, active, _scratch(ctx), buffers) as f:
+            load_from_file(classes, f)
+    else:
+        load_in_batches(
+            classes,
+            lambda subsets: _spatial_reader(mf, active, subsets, ao),
+            mol.nao,
+            batch_elements(ctx.memory_budget),
+            VERIFY_ELEMENTS,
+            held,
+        )
     fock_mo = mf.mo_coeff.T @ mf.get_fock() @ mf.mo_coeff
     natural = {"o": occ_idx, "v": vir_idx}
     fock = {}
@@ -161,6 +184,30 @@ def restricted_problem(
         t.from_dense_(fock_mo[np.ix_(rows, cols)], atol=1e-9)
         fock[name] = t
     return RestrictedProblem(occ, vir, eri, fock, float(mf.e_tot), (frozen_set, frozen_set))
+
+
+def _scratch(ctx: Context) -> str | None:
+    return ctx.scratch or os.environ.get("TILECC_SCRATCH") or None
+
+
+def _transform_once(
+    mf: Any, ctx: Context, classes: list[IntegralClass], held: int, n_active: int
+) -> bool:
+    """Whether to transform the integrals once into a file (tilecc.host.transformed_file)
+    rather than batch by batch: when each batch would compute every AO integral again (none are
+    held, the mean field keeps none, more than one batch) in one process, and the file fits on
+    the scratch disk. TILECC_INTEGRALS=batches or file decides instead."""
+    choice = os.environ.get("TILECC_INTEGRALS", "auto") or "auto"
+    if choice not in ("auto", "batches", "file"):
+        raise ValueError(f"TILECC_INTEGRALS is {choice!r}; set it to 'auto', 'batches' or 'file'.")
+    if ctx.planning or mpi.world().size > 1 or choice == "batches":
+        return False
+    if choice == "file":
+        return True
+    if held or getattr(mf, "_eri", None) is not None or getattr(mf, "with_df", None) is not None:
+        return False
+    many = batch_count(classes, mf.mol.nao, batch_elements(ctx.memory_budget)) > 1
+    return many and fits_on_disk(_scratch(ctx), n_active)
 
 
 def _ao_integrals(
