@@ -152,11 +152,11 @@ def restricted_problem(
         for name in classes
     }
     held, ao = _ao_integrals(mf, ctx, eri.values())
-    classes = [
+    loaded = [
         IntegralClass(t, [start[x] + np.arange(spaces[x].size) for x in name])
         for name, t in eri.items()
     ]
-    if _transform_once(mf, ctx, classes, held, active.shape[1]):
+    if _transform_once(mf, ctx, loaded, held, active.shape[1]):
         ctx.integral_file_bytes = file_bytes(active.shape[1])
         LOGGER.info(
             f"integrals: transformed once into a file of {ctx.integral_file_bytes / 1e9:.1f} GB "
@@ -165,10 +165,10 @@ def restricted_problem(
         )
         buffers = 8 * batch_elements(ctx.memory_budget)
         with transformed_file(mf, active, _scratch(ctx), buffers) as f:
-            load_from_file(classes, f)
+            load_from_file(loaded, f)
     else:
         load_in_batches(
-            classes,
+            loaded,
             lambda subsets: _spatial_reader(mf, active, subsets, ao),
             mol.nao,
             batch_elements(ctx.memory_budget),
