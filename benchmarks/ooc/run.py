@@ -69,7 +69,7 @@ def figure_table() -> Table:
 def rows(title: str, records: list[dict], budget: int) -> Table:
     table = Table(title=title)
     for col in ("schedule", "GB read", "GB written", "/bound", "/LRU", "s", "/in core",
-                "peak RSS MB", "/budget", "check"):  # fmt: skip
+                "peak RSS MB", "/budget", "job peak / (process + budget)", "check"):  # fmt: skip
         table.add_column(col, justify="right")
     in_core = next(r for r in records if r["schedule"] == "in core")
     lru = next((r for r in records if r["schedule"] == "lru" and "error" not in r), None)
@@ -92,6 +92,9 @@ def rows(title: str, records: list[dict], budget: int) -> Table:
             f"{r['seconds'] / in_core['seconds']:.2f}",
             f"{r['peak_rss_bytes'] / 2**20:.0f}",
             f"{r['peak_rss_bytes'] / budget:.2f}" if r["schedule"] != "in core" else "",
+            f"{r['job_peak_rss_bytes'] / (r['process_bytes'] + budget):.2f}"
+            if "process_bytes" in r and r["schedule"] != "in core"
+            else "",
             "same" if same else f"[red]{check}",
         )
     return table

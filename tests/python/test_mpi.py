@@ -31,6 +31,19 @@ def mpiexec(ranks: int, *args: str, **env: str) -> subprocess.CompletedProcess[s
     )
 
 
+def job_result(job: Path, ranks: int, *args: str, **env: str) -> dict:
+    """Run a Python job script under mpiexec on `ranks` ranks; the JSON its rank 0 printed last."""
+    proc = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", str(ranks), sys.executable, str(job), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def test_mpiexec_comes_with_the_environment():
     assert (BIN / "mpiexec").exists()
 
@@ -224,15 +237,7 @@ def test_tensors_made_like_a_grid_tensor_are_laid_out_on_its_grid():
     blocks' tiles) and share its layout number, so that a plan placed for one serves the others;
     a tensor made like a hash-placed one stays on the hash owners (layout 0)."""
     job = Path(__file__).with_name("grid_layout_job.py")
-    proc = subprocess.run(
-        [str(BIN / "mpiexec"), "-n", "4", sys.executable, str(job)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ | {"TILECC_RANKS_PER_NODE": "2"},
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = job_result(job, 4, TILECC_RANKS_PER_NODE="2")
     assert result["moved"] and result["on_grid"] == [True, True, True]
     layout = result["layouts"][0]
     assert layout > 0 and result["layouts"] == [layout, layout, layout, 0]
@@ -340,15 +345,7 @@ def test_one_trace_holds_every_rank_and_report_reads_it(tmp_path):
 def test_each_rank_transforms_a_share_of_the_integrals():
     """No rank transforms every integral (or builds them all for the others): each holds a share
     of the batches, and every rank's tensors hold PySCF's integrals."""
-    job = Path(__file__).with_name("integral_share_job.py")
-    proc = subprocess.run(
-        [str(BIN / "mpiexec"), "-n", "2", sys.executable, str(job)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = job_result(Path(__file__).with_name("integral_share_job.py"), 2)
     assert result["error"] < 1e-10
     assert all(0 < share < result["whole"] for share in result["transformed"])
 
@@ -362,15 +359,7 @@ def test_a_rank_gets_each_remote_operand_block_once(placement, fetch_once):
     (4 ranks in 2 virtual nodes, 2 threads each). With TILECC_FETCH_ONCE=off every task gets its
     own, more."""
     job = Path(__file__).with_name("kept_fetch_job.py")
-    proc = subprocess.run(
-        [str(BIN / "mpiexec"), "-n", "4", sys.executable, str(job), placement],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "TILECC_RANKS_PER_NODE": "2", "TILECC_FETCH_ONCE": fetch_once},
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = job_result(job, 4, placement, TILECC_RANKS_PER_NODE="2", TILECC_FETCH_ONCE=fetch_once)
     assert result["error"] < 1e-10
     if fetch_once == "on":
         assert result["got"] == result["model"] > 0
@@ -385,15 +374,7 @@ def test_a_matrix_product_on_a_node_aware_grid_moves_what_the_model_counts():
     (large M: A's blocks, moving along the grid's rows, are the most) the node-aware mapping
     keeps the rows within nodes and sends 6x fewer bytes between them, moving as much in all."""
     job = Path(__file__).parents[2] / "benchmarks" / "locality" / "grid_job.py"
-    proc = subprocess.run(
-        [str(BIN / "mpiexec"), "-n", "4", sys.executable, str(job), "48", "8", "12", "4"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "TILECC_RANKS_PER_NODE": "2"},
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = job_result(job, 4, "48", "8", "12", "4", TILECC_RANKS_PER_NODE="2")
     assert out["default_node_grid"] == [2, 1] and out["node_grid"] == [1, 2]
     default, aware = out["default"], out["node_aware"]
     for run in (default, aware):

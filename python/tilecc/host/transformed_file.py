@@ -5,10 +5,11 @@ batches under a quarter of its memory, each computing 4.9 GB of AO integrals).
 
 PySCF's out-of-core transformation writes (pq|rs) over every active orbital once, both pairs
 packed (p >= q, r >= s), its buffers within a share of the budget. The pairs whose larger orbital
-lies in one tile are one contiguous run of rows (or of columns), so every stored block of every
-class lies in one rectangle of the file: the rows of its bra's larger tile by the columns of its
-ket's. Each rectangle is read once and its blocks written, so every element is read once; the
-file is removed afterwards.
+lies in one tile are one contiguous run of columns, so every stored block of every class lies in
+the rows of its bra's pairs by the column run of its ket's larger tile. The blocks are read in
+groups that share both, one read of those rows and columns each (a tile's width of rows per
+orbital of the larger tile: a few MB), so every element is read once; the file is removed
+afterwards.
 """
 
 from __future__ import annotations
@@ -89,26 +90,28 @@ def transformed_file(
 
 
 def load_from_file(classes: Sequence[IntegralClass], path: Path) -> None:
-    """Fill every stored block of the classes from the file (see the module): rectangle by
-    rectangle, each read once."""
+    """Fill every stored block of the classes from the file (see the module): group by group of
+    blocks sharing their bra's tiles and their ket's column run, one read each."""
     import h5py
 
-    rectangles: dict[tuple[int, int, int, int], list[tuple[int, int, list[np.ndarray]]]] = {}
+    groups: dict[tuple[int, int, int, int], list[tuple[int, int, list[np.ndarray]]]] = {}
     for c, integral_class in enumerate(classes):
         for slot, ranges in integral_class.tensor.stored_blocks():
             positions = [integral_class.index[k][r] for k, r in enumerate(ranges)]
-            key = (*_pair_run(*positions[:2]), *_pair_run(*positions[2:]))
-            rectangles.setdefault(key, []).append((c, slot, positions))
+            bra = sorted((int(positions[0][0]), int(positions[1][0])))
+            key = (*bra, *_pair_run(*positions[2:]))
+            groups.setdefault(key, []).append((c, slot, positions))
     with h5py.File(path, "r") as f:
         data = f[DATASET]
-        for (r0, r1, c0, c1), blocks in sorted(rectangles.items()):
-            part = np.asarray(data[r0:r1, c0:c1])
+        for (_, _, c0, c1), blocks in sorted(groups.items()):
+            _, _, (p, q, _, _) = blocks[0]
+            rows = np.unique(_pair(p[:, None], q[None, :]))
+            part = np.asarray(data[rows, c0:c1])
             for c, slot, (p, q, r, s) in blocks:
-                rows = _pair(p[:, None], q[None, :]).ravel() - r0
+                at = np.searchsorted(rows, _pair(p[:, None], q[None, :]).ravel())
                 cols = _pair(r[:, None], s[None, :]).ravel() - c0
-                block = part[np.ix_(rows, cols)].reshape(len(p), len(q), len(r), len(s))
+                block = part[np.ix_(at, cols)].reshape(len(p), len(q), len(r), len(s))
                 classes[c].tensor.write_block_(slot, block)
-            del part
     for integral_class in classes:
         integral_class.tensor.complete_writes_()
 
@@ -121,10 +124,10 @@ def _pair(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _pair_run(p: np.ndarray, q: np.ndarray) -> tuple[int, int]:
-    """The rows [first, last) of every pair whose larger orbital lies in the run of positions
-    holding the larger of p's and q's (each a tile: a contiguous run of positions).
+    """The packed indices [first, last) of every pair whose larger orbital lies in the run of
+    positions holding the larger of p's and q's (each a tile: a contiguous run of positions).
 
-    >>> _pair_run(np.arange(4, 6), np.arange(0, 2))  # pairs (4..5, 0..1): rows 10 to 20
+    >>> _pair_run(np.arange(4, 6), np.arange(0, 2))  # pairs (4..5, 0..5): 10 to 20
     (10, 21)
     """
     run = p if p.max() >= q.max() else q
