@@ -98,8 +98,8 @@ def load_from_file(classes: Sequence[IntegralClass], path: Path) -> None:
     for c, integral_class in enumerate(classes):
         for slot, ranges in integral_class.tensor.stored_blocks():
             positions = [integral_class.index[k][r] for k, r in enumerate(ranges)]
-            bra = sorted((int(positions[0][0]), int(positions[1][0])))
-            key = (*bra, *_pair_run(*positions[2:]))
+            first, second = sorted((int(positions[0][0]), int(positions[1][0])))
+            key = (first, second, *_pair_run(*positions[2:]))
             groups.setdefault(key, []).append((c, slot, positions))
     with h5py.File(path, "r") as f:
         data = f[DATASET]
