@@ -487,6 +487,8 @@ def show_plan(opts: RunOptions, cc: Any) -> dict[str, Any]:
     table.add_row("DIIS history", f"{plan.diis_bytes / mb:.1f} MiB")
     table.add_row("integral transformation", f"{plan.integrals_batch_bytes / mb:.1f} MiB")
     table.add_row("AO integrals held", f"{plan.ao_integrals_bytes / mb:.1f} MiB")
+    if plan.integral_file_bytes:
+        table.add_row("integrals file (scratch)", f"{plan.integral_file_bytes / mb:.1f} MiB")
     table.add_row("process before CC", f"{plan.process_bytes / mb:.1f} MiB")
     if plan.triples_input_bytes:
         table.add_row("(T) inputs (this node)", f"{plan.triples_input_bytes / mb:.1f} MiB")

@@ -52,6 +52,17 @@ def test_a_budget_below_the_peak_plans_out_of_core_with_its_io(tmp_path, planned
     assert small["memory_budget_bytes"] == budget
 
 
+def test_the_plan_counts_the_integrals_file_the_run_writes(tmp_path, monkeypatch):
+    # Integrals through a file: the plan says how large (water/cc-pVDZ, frozen core: 23 active
+    # orbitals, 276 pairs, 8 * 276^2 bytes) and transforms nothing; the run writes that file.
+    monkeypatch.setenv("TILECC_INTEGRALS", "file")
+    plan, run = tmp_path / "plan.json", tmp_path / "run.json"
+    assert run_cli("plan", str(WATER), *JOB, "--json", str(plan)).returncode == 0
+    assert run_cli("run", str(WATER), *JOB, "--json", str(run)).returncode == 0
+    assert json.loads(plan.read_text())["integral_file_bytes"] == 8 * 276**2
+    assert run_results(run)["io"]["integral_file_bytes"] == 8 * 276**2
+
+
 def test_a_planning_tensor_has_no_blocks():
     ctx = tilecc.Context(threads=1, store="none")
     v = tilecc.Space.spatial(8, tile=4)

@@ -26,6 +26,8 @@ class JobPlan:
     spaces: dict[str, int]
     tensors: dict[str, int]  # name -> stored bytes
     tensors_peak_bytes: int  # the tensors held at once, iteration included
+    #: On the scratch disk while the integrals load, when they go through a file (else 0).
+    integral_file_bytes: int
     allocated_bytes: int  # what the job allocates at its peak: tensors, DIIS, integral batch
     diis_bytes: int  # DIIS history, the iteration's error and extrapolated amplitudes
     integrals_batch_bytes: int  # the largest integral transformation held at once
@@ -139,6 +141,7 @@ def plan_job(
         diis_bytes=diis,
         integrals_batch_bytes=integrals,
         ao_integrals_bytes=held,
+        integral_file_bytes=int(ctx.integral_file_bytes),
         process_bytes=process,
         triples_input_bytes=triples_input,
         triples_scratch_bytes=triples_scratch,

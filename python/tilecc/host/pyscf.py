@@ -157,15 +157,19 @@ def restricted_problem(
         for name, t in eri.items()
     ]
     if _transform_once(mf, ctx, loaded, held, active.shape[1]):
+        # What a plan counts too: the file on the scratch disk, PySCF's buffers in memory.
         ctx.integral_file_bytes = file_bytes(active.shape[1])
-        LOGGER.info(
-            f"integrals: transformed once into a file of {ctx.integral_file_bytes / 1e9:.1f} GB "
-            f"under {_scratch(ctx) or tempfile.gettempdir()} (the AO integrals do not fit in "
-            f"memory beside the tensors)"
-        )
         buffers = 8 * batch_elements(ctx.memory_budget)
-        with transformed_file(mf, active, _scratch(ctx), buffers) as f:
-            load_from_file(loaded, f)
+        ctx.largest_transform_bytes = max(ctx.largest_transform_bytes, buffers)
+        if not ctx.planning:
+            LOGGER.info(
+                f"integrals: transformed once into a file of "
+                f"{ctx.integral_file_bytes / 1e9:.1f} GB under "
+                f"{_scratch(ctx) or tempfile.gettempdir()} (the AO integrals do not fit in "
+                f"memory beside the tensors)"
+            )
+            with transformed_file(mf, active, _scratch(ctx), buffers) as f:
+                load_from_file(loaded, f)
     else:
         load_in_batches(
             loaded,
@@ -196,11 +200,12 @@ def _transform_once(
     """Whether to transform the integrals once into a file (tilecc.host.transformed_file)
     rather than batch by batch: when each batch would compute every AO integral again (none are
     held, the mean field keeps none, more than one batch) in one process, and the file fits on
-    the scratch disk. TILECC_INTEGRALS=batches or file decides instead."""
+    the scratch disk. TILECC_INTEGRALS=batches or file decides instead. A plan decides alike
+    (and transforms nothing)."""
     choice = os.environ.get("TILECC_INTEGRALS", "auto") or "auto"
     if choice not in ("auto", "batches", "file"):
         raise ValueError(f"TILECC_INTEGRALS is {choice!r}; set it to 'auto', 'batches' or 'file'.")
-    if ctx.planning or mpi.world().size > 1 or choice == "batches":
+    if mpi.world().size > 1 or choice == "batches":
         return False
     if choice == "file":
         return True
