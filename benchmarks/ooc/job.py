@@ -5,7 +5,8 @@ its own); prints one JSON line.
     python job.py ccsd MOLECULE BASIS STORE SCHEDULE BUDGET_BYTES THREADS
 
 ccd: paper 004's CCD sub-computation (benchmarks/paper004.py), its segments scaled by SCALE;
-the two contractions are timed, from their inputs on disk to their outputs written back.
+the two contractions are timed, from their inputs on disk to their outputs written back; the
+job's peak resident memory is measured from the process as it stood before the tensors.
 
 ccsd: a frozen-core RHF-CCSD job (SCF outside the timing), with the process's resident memory
 after the SCF and the job's peak from there.
@@ -27,7 +28,22 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from paper004 import ccd_tensors
 
 
+def reset_peak_rss() -> int:
+    """Start counting the process's peak resident memory again from now (Linux's VmHWM, reset
+    through /proc/self/clear_refs); returns what it holds now."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return resident_bytes()
+
+
+def peak_rss_since_reset() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
 def ccd(scale: float, ctx: tilecc.Context) -> dict:
+    process = reset_peak_rss()
     # Tiles of half a segment (the paper's bricks): blocks of at least 64 KiB at scale 0.5.
     x = ccd_tensors(ctx, scale, max(1, round(20 * scale)), max(1, round(50 * scale)))
     x.initialise()
@@ -41,6 +57,8 @@ def ccd(scale: float, ctx: tilecc.Context) -> dict:
     seconds = time.perf_counter() - start
     after = ctx.io
     return {
+        "process_bytes": process,
+        "job_peak_rss_bytes": peak_rss_since_reset(),
         "seconds": seconds,
         "bytes_read": after["bytes_read"] - before["bytes_read"],
         "bytes_written": after["bytes_written"] - before["bytes_written"],
@@ -48,20 +66,6 @@ def ccd(scale: float, ctx: tilecc.Context) -> dict:
         "arrays_bytes": x.stored_bytes,
         "checksum": float(np.sqrt(x.i0.dot(x.i0))),
     }
-
-
-def reset_peak_rss() -> int:
-    """Start counting the process's peak resident memory again from now (Linux's VmHWM, reset
-    through /proc/self/clear_refs); returns what it holds now."""
-    Path("/proc/self/clear_refs").write_text("5")
-    return resident_bytes()
-
-
-def peak_rss_since_reset() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def ccsd(molecule: str, basis: str, ctx_options: dict) -> dict:
