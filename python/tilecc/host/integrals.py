@@ -48,10 +48,14 @@ class _Pairs:
         self.second = second
 
     def index(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
-        if self.packed:
-            high, low = np.maximum(p, q), np.minimum(p, q)
-            return high * (high + 1) // 2 + low
-        return p * self.second + q
+        return packed_pair(p, q) if self.packed else p * self.second + q
+
+
+def packed_pair(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """PySCF's packed index of each pair (p, q): the larger orbital's triangle, then the
+    smaller."""
+    high, low = np.maximum(p, q), np.minimum(p, q)
+    return high * (high + 1) // 2 + low
 
 
 def held_ao_bytes(mf: Any, memory_budget: int | None, beside: int) -> int:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecc.host.integrals import IntegralClass
+from tilecc.host.integrals import IntegralClass, packed_pair
 
 #: The dataset PySCF writes the integrals into.
 DATASET = "eri_mo"
@@ -105,22 +105,15 @@ def load_from_file(classes: Sequence[IntegralClass], path: Path) -> None:
         data = f[DATASET]
         for (_, _, c0, c1), blocks in sorted(groups.items()):
             _, _, (p, q, _, _) = blocks[0]
-            rows = np.unique(_pair(p[:, None], q[None, :]))
+            rows = np.unique(packed_pair(p[:, None], q[None, :]))
             part = np.asarray(data[rows, c0:c1])
             for c, slot, (p, q, r, s) in blocks:
-                at = np.searchsorted(rows, _pair(p[:, None], q[None, :]).ravel())
-                cols = _pair(r[:, None], s[None, :]).ravel() - c0
+                at = np.searchsorted(rows, packed_pair(p[:, None], q[None, :]).ravel())
+                cols = packed_pair(r[:, None], s[None, :]).ravel() - c0
                 block = part[np.ix_(at, cols)].reshape(len(p), len(q), len(r), len(s))
                 classes[c].tensor.write_block_(slot, block)
     for integral_class in classes:
         integral_class.tensor.complete_writes_()
-
-
-def _pair(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The packed index of each pair (PySCF's: the larger orbital's triangle, then the
-    smaller)."""
-    high, low = np.maximum(p, q), np.minimum(p, q)
-    return high * (high + 1) // 2 + low
 
 
 def _pair_run(p: np.ndarray, q: np.ndarray) -> tuple[int, int]:
